@@ -1,0 +1,16 @@
+/*
+ * atomic_write.h: write a whole file so that readers see either the old
+ * file or the complete new one, never a partial file: the bytes go to a
+ * temporary file in the same directory, which is flushed to disk and
+ * renamed over the target (rename(2) is atomic within a file system).
+ */
+#ifndef CLI_ATOMIC_WRITE_H
+#define CLI_ATOMIC_WRITE_H
+
+#include <stddef.h>
+
+/* Returns 0, or -1 with a message in err (the target is untouched and no
+ * temporary file is left behind). */
+int atomic_write(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,207 @@
+/*
+ * classifyc: compiles a .clf rules file into a rules file for libclassify.
+ *
+ * Exit status: 0 success, 1 the source has errors (printed as
+ * file:line:col: error: ...), 2 usage or I/O errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_write.h"
+#include "compile.h"
+#include "program.h"
+
+#ifndef CLF_STDLIB_DIR
+#define CLF_STDLIB_DIR "/usr/local/share/libclassify/stdlib"
+#endif
+
+static const char usage[] =
+    "usage: classifyc [options] FILE.clf\n"
+    "\n"
+    "Compiles FILE.clf and the modules it imports into one self-contained\n"
+    "rules file for libclassify and classify-run.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE        write the rules file to FILE (default: FILE.clf with\n"
+    "                 .bin in place of .clf); written atomically, and not at\n"
+    "                 all when compilation fails\n"
+    "  -I DIR         search DIR for imported modules; repeatable, searched\n"
+    "                 in order before $CLASSIFY_PATH and the installed stdlib\n"
+    "  --check        check the source (types, patterns) and write nothing\n"
+    "  --dump         print the bytecode and patterns, with source lines\n"
+    "  --ast          print the syntax tree of FILE.clf (compiler debugging)\n"
+    "  --tokens       print the tokens of FILE.clf (compiler debugging)\n"
+    "  --max-source-bytes N\n"
+    "                 refuse source files larger than N bytes (default 16 MiB)\n"
+    "  --stdlib DIR   use DIR as the standard library directory\n"
+    "                 (default " CLF_STDLIB_DIR ")\n"
+    "  -h, --help     show this help\n"
+    "  --version      show the version\n"
+    "\n"
+    "environment:\n"
+    "  CLASSIFY_PATH  colon-separated module directories, searched after -I\n"
+    "\n"
+    "exit status: 0 success, 1 errors in the source, 2 usage or I/O error\n";
+
+typedef struct dump_ctx {
+    const src_set *src;
+} dump_ctx;
+
+static void write_stdout(void *ud, const char *text, size_t len)
+{
+    (void)ud;
+    fwrite(text, 1, len, stdout);
+}
+
+/* Prints source line `line` of `file` as a comment above its code. */
+static void print_source(void *ud, const char *file, uint32_t line)
+{
+    const dump_ctx *d = ud;
+    for (uint32_t i = 0; i < d->src->nfiles; i++) {
+        const src_file *f = &d->src->files[i];
+        if (strcmp(f->path, file) != 0) continue;
+        uint32_t l = 1;
+        size_t s = 0;
+        while (s < f->len && l < line) {
+            if (f->text[s++] == '\n') l++;
+        }
+        size_t e = s;
+        while (e < f->len && f->text[e] != '\n') e++;
+        while (s < e && (f->text[s] == ' ' || f->text[s] == '\t')) s++;
+        printf("       ; %s:%u: %.*s\n", file, line, (int)(e - s), f->text + s);
+        return;
+    }
+}
+
+static char *default_output(const char *in)
+{
+    size_t n = strlen(in);
+    char *o = malloc(n + 5);
+    if (!o) return NULL;
+    if (n > 4 && strcmp(in + n - 4, ".clf") == 0) n -= 4;
+    memcpy(o, in, n);
+    strcpy(o + n, ".bin");
+    return o;
+}
+
+int main(int argc, char **argv)
+{
+    const char *input = NULL, *output = NULL;
+    const char **incs = calloc((size_t)argc, sizeof *incs);
+    size_t ninc = 0;
+    int check = 0, dump = 0, ast = 0, tokens = 0;
+    cc_options o = {0};
+    o.max_source_bytes = CC_DEFAULT_MAX_SOURCE_BYTES;
+    o.stdlib_dir = CLF_STDLIB_DIR;
+    o.env_path = getenv("CLASSIFY_PATH");
+    if (!incs) return 2;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_next = i + 1 < argc;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            free(incs);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("classifyc %s (rules-file format %u)\n", CLF_VERSION_STRING, clf_format_version());
+            free(incs);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 && has_next) {
+            output = argv[++i];
+        } else if (strcmp(a, "-I") == 0 && has_next) {
+            incs[ninc++] = argv[++i];
+        } else if (strncmp(a, "-I", 2) == 0 && a[2]) {
+            incs[ninc++] = a + 2;
+        } else if (strcmp(a, "--stdlib") == 0 && has_next) {
+            o.stdlib_dir = argv[++i];
+        } else if (strcmp(a, "--max-source-bytes") == 0 && has_next) {
+            char *end;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            if (*end || v == 0) {
+                fprintf(stderr, "classifyc: --max-source-bytes needs a positive number\n");
+                free(incs);
+                return 2;
+            }
+            o.max_source_bytes = v;
+        } else if (strcmp(a, "--check") == 0) {
+            check = 1;
+        } else if (strcmp(a, "--dump") == 0) {
+            dump = 1;
+        } else if (strcmp(a, "--ast") == 0) {
+            ast = 1;
+        } else if (strcmp(a, "--tokens") == 0) {
+            tokens = 1;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "classifyc: unknown option or missing argument: %s\n"
+                            "try 'classifyc --help'\n", a);
+            free(incs);
+            return 2;
+        } else if (!input) {
+            input = a;
+        } else {
+            fprintf(stderr, "classifyc: only one input file may be given (got %s and %s)\n",
+                    input, a);
+            free(incs);
+            return 2;
+        }
+    }
+    if (!input) {
+        fputs("classifyc: no input file\ntry 'classifyc --help'\n", stderr);
+        free(incs);
+        return 2;
+    }
+    o.include_dirs = incs;
+    o.ninclude = ninc;
+
+    arena ar = {0};
+    src_set src = {.ar = &ar};
+    uint8_t *bin = NULL;
+    size_t len = 0;
+    int rc;
+    if (tokens)
+        rc = cc_dump_tokens(input, &o, &src, &ar, stdout) ? 1 : 0;
+    else if (ast)
+        rc = cc_dump_ast(input, &o, &src, &ar, stdout) ? 1 : 0;
+    else
+        rc = cc_compile(input, &o, &src, &ar, &bin, &len) ? 1 : 0;
+    if (rc) {
+        src_print(&src, stderr);
+        /* A file that cannot be read is an I/O error, not a source error. */
+        if (src.first && src.first->file == UINT32_MAX && src.nfiles == 0) rc = 2;
+        fprintf(stderr, "classifyc: %u error%s\n", src.nerrors, src.nerrors == 1 ? "" : "s");
+    }
+    if (rc == 0 && bin) {
+        /* Load what we wrote with the same loader and verifier hosts use:
+         * a compiler bug must not produce a file that fails to load. */
+        clf_options lo = {VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES};
+        clf_program *prog = NULL;
+        char err[256];
+        if (vm_load(bin, len, &lo, &prog, err, sizeof err) != CLF_OK) {
+            fprintf(stderr, "classifyc: internal error: the compiled program does not load: %s\n", err);
+            rc = 2;
+        } else {
+            if (dump) {
+                dump_ctx d = {&src};
+                vm_disassemble(prog, write_stdout, print_source, &d);
+            }
+            vm_program_free(prog);
+        }
+        int write_file = rc == 0 && !check && (!dump || output);
+        if (write_file) {
+            char *out = output ? NULL : default_output(input);
+            const char *target = output ? output : out;
+            if (!target || atomic_write(target, bin, len, err, sizeof err)) {
+                fprintf(stderr, "classifyc: %s\n", target ? err : "out of memory");
+                rc = 2;
+            }
+            free(out);
+        }
+    }
+    free(bin);
+    src_free(&src);
+    arena_free(&ar);
+    free(incs);
+    return rc;
+}

@@ -1,0 +1,162 @@
+/*
+ * ast.c: node construction and the S-expression dump.
+ *
+ * Children by kind:
+ *   IMPORT  str = path, c = alias NAME (or NULL)
+ *   CONST   str = name, a = value
+ *   FILTER  str = name, a = PARAM list, b = BLOCK
+ *   PARAM   str = name, c = type NAME
+ *   BLOCK   a = statement list
+ *   LET     str = name, a = value
+ *   IF      a = condition, b = BLOCK, c = else (BLOCK, IF or NULL)
+ *   ACCEPT/REJECT  a = reason STR or NULL
+ *   OR..IN  a, b = operands (NOT: a)
+ *   MEMBER  a = object, str = member name
+ *   CALL    a = receiver, str = method name, b = argument list
+ *   SET     a = element list (STR)
+ */
+#include <string.h>
+
+#include "ast.h"
+
+const char *const ast_kind_names[AST_KIND_COUNT] = {
+#define X(k) #k,
+    AST_KINDS(X)
+#undef X
+};
+
+ast *ast_new(arena *ar, ast_kind kind, uint32_t file, uint32_t off, uint32_t len)
+{
+    ast *n = arena_alloc(ar, sizeof *n);
+    if (!n) return NULL;
+    n->kind = kind;
+    n->file = file;
+    n->off = off;
+    n->len = len;
+    return n;
+}
+
+ast *ast_append(ast *list, ast *item)
+{
+    if (!list) return item;
+    ast *t = list;
+    while (t->next) t = t->next;
+    t->next = item;
+    return list;
+}
+
+static void dump_bytes(const char *s, uint32_t n, char quote, FILE *out)
+{
+    fputc(quote, out);
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == (unsigned char)quote || c == '\\') fprintf(out, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f) fprintf(out, "\\x%02x", c);
+        else fputc(c, out);
+    }
+    fputc(quote, out);
+}
+
+static void dump(const ast *n, FILE *out);
+
+static void dump_list(const ast *n, FILE *out)
+{
+    for (; n; n = n->next) {
+        fputc(' ', out);
+        dump(n, out);
+    }
+}
+
+static void dump(const ast *n, FILE *out)
+{
+    if (!n) {
+        fputs("()", out);
+        return;
+    }
+    switch (n->kind) {
+    case AST_NAME: fputs(n->str, out); return;
+    case AST_INT: fprintf(out, "%lld", (long long)n->ival); return;
+    case AST_BOOL: fputs(n->ival ? "true" : "false", out); return;
+    case AST_STR: dump_bytes(n->str, n->slen, '"', out); return;
+    case AST_REGEX:
+        dump_bytes(n->str, n->slen, '/', out);
+        if (n->flags & AST_F_CASELESS) fputc('i', out);
+        if (n->flags & AST_F_MULTILINE) fputc('m', out);
+        if (n->flags & AST_F_DOTALL) fputc('s', out);
+        return;
+    default: break;
+    }
+    fprintf(out, "(%s", ast_kind_names[n->kind]);
+    switch (n->kind) {
+    case AST_IMPORT:
+        fputc(' ', out);
+        dump_bytes(n->str, n->slen, '"', out);
+        if (n->c) fprintf(out, " as %s", n->c->str);
+        break;
+    case AST_CONST:
+        fprintf(out, "%s %s ", n->flags & AST_F_PUB ? " pub" : "", n->str);
+        dump(n->a, out);
+        break;
+    case AST_FILTER:
+        fprintf(out, " %s (", n->str);
+        for (const ast *p = n->a; p; p = p->next)
+            fprintf(out, "%s%s: %s", p == n->a ? "" : ", ", p->str, p->c->str);
+        fputs(") ", out);
+        dump(n->b, out);
+        break;
+    case AST_BLOCK: dump_list(n->a, out); break;
+    case AST_LET:
+        fprintf(out, " %s ", n->str);
+        dump(n->a, out);
+        break;
+    case AST_IF:
+        fputc(' ', out);
+        dump(n->a, out);
+        fputc(' ', out);
+        dump(n->b, out);
+        if (n->c) {
+            fputc(' ', out);
+            dump(n->c, out);
+        }
+        break;
+    case AST_ACCEPT:
+    case AST_REJECT:
+        if (n->a) {
+            fputc(' ', out);
+            dump(n->a, out);
+        }
+        break;
+    case AST_MEMBER:
+        fputc(' ', out);
+        dump(n->a, out);
+        fprintf(out, " %s", n->str);
+        break;
+    case AST_CALL:
+        fputc(' ', out);
+        dump(n->a, out);
+        fprintf(out, " %s", n->str);
+        dump_list(n->b, out);
+        break;
+    case AST_SET:
+        if (n->flags & AST_F_CASELESS) fputs(" i", out);
+        dump_list(n->a, out);
+        break;
+    default:
+        fputc(' ', out);
+        dump(n->a, out);
+        if (n->b) {
+            fputc(' ', out);
+            dump(n->b, out);
+        }
+        break;
+    }
+    fputc(')', out);
+}
+
+void ast_dump(const ast *items, FILE *out)
+{
+    for (const ast *n = items; n; n = n->next) {
+        dump(n, out);
+        fputc('\n', out);
+    }
+}

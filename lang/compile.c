@@ -1,0 +1,67 @@
+/* compile.c: the compiler driver (see compile.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "grammar.h"
+#include "parse.h"
+
+int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
+               uint8_t **out, size_t *outlen)
+{
+    compilation c = {.opts = o, .src = src, .ar = ar};
+    *out = NULL;
+    *outlen = 0;
+    src->ar = ar;
+    if (mod_load_all(&c, path)) return -1;
+    if (chk_program(&c)) return -1;
+    return cg_program(&c, out, outlen);
+}
+
+int cc_dump_ast(const char *path, const cc_options *o, src_set *src, arena *ar, FILE *out)
+{
+    char err[256];
+    size_t len;
+    src->ar = ar;
+    char *text = mod_read_file(path, o->max_source_bytes, &len, err, sizeof err);
+    char *p = strdup(path);
+    if (!text || !p) {
+        src_error(src, UINT32_MAX, 0, "%s: %s", path, text ? "out of memory" : err);
+        free(text);
+        free(p);
+        return -1;
+    }
+    uint32_t f = src_add(src, p, text, len);
+    ast *items = ps_parse_file(src, ar, f);
+    if (src->nerrors) return -1;
+    ast_dump(items, out);
+    return 0;
+}
+
+int cc_dump_tokens(const char *path, const cc_options *o, src_set *src, arena *ar, FILE *out)
+{
+    char err[256];
+    size_t len;
+    src->ar = ar;
+    char *text = mod_read_file(path, o->max_source_bytes, &len, err, sizeof err);
+    char *p = strdup(path);
+    if (!text || !p) {
+        src_error(src, UINT32_MAX, 0, "%s: %s", path, text ? "out of memory" : err);
+        free(text);
+        free(p);
+        return -1;
+    }
+    uint32_t f = src_add(src, p, text, len);
+    lexer lx;
+    lx_token t;
+    lx_init(&lx, src, f);
+    int k;
+    while ((k = lx_next(&lx, &t)) > 0) {
+        uint32_t line, col;
+        src_linecol(&src->files[f], t.off, &line, &col);
+        fprintf(out, "%u:%u %s ", line, col, lx_kind_name(k));
+        fwrite(src->files[f].text + t.off, 1, t.len, out);
+        fputc('\n', out);
+    }
+    return k < 0 ? -1 : 0;
+}

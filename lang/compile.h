@@ -1,0 +1,113 @@
+/*
+ * compile.h: the compiler's entry point and the structures its passes
+ * share. The passes run in order:
+ *
+ *   module.c   read the main file and its imports, parse each (parse.c)
+ *   check.c    resolve names, type-check, check that every path through a
+ *              filter ends in accept or reject
+ *   codegen.c  lower to register bytecode and Hyperscan patterns, build
+ *              the databases, serialize (vm/write.c)
+ *
+ * Errors are collected in the src_set and printed by the caller; a pass
+ * that finds errors lets the next passes be skipped.
+ */
+#ifndef LANG_COMPILE_H
+#define LANG_COMPILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ast.h"
+#include "source.h"
+
+/* Compile-time limits (docs/limits.md). */
+#define CC_DEFAULT_MAX_SOURCE_BYTES (UINT64_C(16) << 20)
+
+typedef struct cc_options {
+    const char *const *include_dirs; /* -I, searched first, in order */
+    size_t ninclude;
+    const char *env_path;    /* $CLASSIFY_PATH (colon-separated) or NULL */
+    const char *stdlib_dir;  /* the installed stdlib/, or NULL */
+    uint64_t max_source_bytes;
+} cc_options;
+
+/* Compiles `path` and its imports into a rules file. On success returns 0
+ * and stores a malloc'd buffer in *out (the caller frees it). On failure
+ * returns -1 with diagnostics in `src`. `ar` holds all compiler memory and
+ * may be freed after `src` has been printed. */
+int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
+               uint8_t **out, size_t *outlen);
+
+/* Like cc_compile but stops after parsing and prints the AST of the main
+ * file (for golden tests). */
+int cc_dump_ast(const char *path, const cc_options *o, src_set *src, arena *ar,
+                FILE *out);
+/* Prints the tokens of `path` one per line (for golden tests). */
+int cc_dump_tokens(const char *path, const cc_options *o, src_set *src,
+                   arena *ar, FILE *out);
+
+/* ---- shared between the passes ---- */
+
+enum { ORIGIN_NONE = 0, ORIGIN_METHOD, ORIGIN_PATH, ORIGIN_QUERY, ORIGIN_HEADER };
+
+typedef enum method_id {
+    M_NONE = 0,
+    /* str */
+    M_LEN, M_LOWER, M_CONTAINS, M_STARTS_WITH, M_ENDS_WITH, M_EQUALS,
+    M_CONTAINS_WORD, M_MATCHES,
+    /* Request */
+    M_HEADER, M_HAS_HEADER
+} method_id;
+
+typedef enum sym_kind { SYM_CONST, SYM_FILTER, SYM_IMPORT, SYM_LOCAL, SYM_PARAM } sym_kind;
+
+typedef struct module module;
+
+typedef struct sym {
+    struct sym *next;
+    sym_kind kind;
+    const char *name;
+    ast *decl;      /* CONST, FILTER, LET, PARAM, IMPORT node */
+    ty type;
+    module *mod;    /* SYM_IMPORT: the imported module; others: owner */
+    int origin;     /* SYM_LOCAL of type str */
+    char *oname;
+    int reg;        /* SYM_LOCAL: register, set by codegen */
+} sym;
+
+struct module {
+    module *next;    /* all modules of the compilation */
+    uint32_t file;
+    char *realpath;  /* identity, for cycles and sharing */
+    ast *items;
+    sym *globals;    /* consts, filters, import aliases */
+    int loading;     /* on the import stack right now */
+    const module *importer;  /* first importer, for cycle chains */
+    uint32_t import_off;     /* offset of that import statement */
+};
+
+typedef struct compilation {
+    const cc_options *opts;
+    src_set *src;
+    arena *ar;
+    module *modules; /* main module first */
+    module *main;
+} compilation;
+
+/* module.c: loads `path` and everything it imports. Returns 0 or -1. */
+int mod_load_all(compilation *c, const char *path);
+/* Reads a whole file into a malloc'd NUL-terminated buffer, enforcing the
+ * source size limit; on error returns NULL and writes a message. */
+char *mod_read_file(const char *path, uint64_t max, size_t *len, char *err, size_t errlen);
+
+/* check.c: resolves and type-checks every module. Returns 0 or -1. */
+int chk_program(compilation *c);
+sym *chk_lookup_global(const module *m, const char *name);
+/* The literal node a const-valued expression stands for (the literal
+ * itself, or the value of the constant a NAME or MEMBER refers to). */
+ast *chk_literal(ast *e);
+
+/* codegen.c: lowers the checked program. Returns 0 or -1. */
+int cg_program(compilation *c, uint8_t **out, size_t *outlen);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * grammar.y: the .clf grammar, for the Lemon parser generator. The lexer
+ * (lexer.re) pushes tokens; actions build the AST (ast.h). docs/language.md
+ * carries the same grammar in EBNF.
+ *
+ * Statements need no separators: every statement starts with a keyword
+ * (let, if, accept, reject) that cannot continue an expression.
+ */
+%name clfParse
+%token_prefix TK_
+%token_type { lx_token }
+%extra_argument { ps_state *ps }
+%default_type { ast * }
+%stack_size 512
+
+%include {
+#include <assert.h>
+#include <stdlib.h>
+#include "parse.h"
+void ps_syntax_error(ps_state *ps, lx_token t);
+void ps_too_deep(ps_state *ps);
+}
+
+%syntax_error {
+    (void)yymajor;
+    ps_syntax_error(ps, TOKEN);
+}
+%stack_overflow { ps_too_deep(ps); }
+
+/* Tokens, lowest precedence first. */
+%left OROR.
+%left ANDAND.
+%nonassoc EQ NE LT LE GT GE IN.
+%right NOT.
+%left DOT.
+%token IMPORT AS PUB CONST FILTER LET IF ELSE ACCEPT REJECT TRUE FALSE
+       IDENT INT STRING REGEX LPAREN RPAREN LBRACE RBRACE LBRACKET RBRACKET
+       RBRACKET_I COMMA COLON ASSIGN.
+
+file ::= items.
+
+items ::= items item(I).        { ps->items = ast_append(ps->items, I); }
+items ::= .
+
+item(N) ::= IMPORT(T) STRING(S).
+    { N = ps_string(ps, S); if (N) { N->kind = AST_IMPORT; N->off = T.off; N->len = T.len; } }
+item(N) ::= IMPORT(T) STRING(S) AS IDENT(A).
+    { N = ps_string(ps, S);
+      if (N) { N->kind = AST_IMPORT; N->off = T.off; N->len = T.len;
+               N->c = ps_node(ps, AST_NAME, A); N->flags |= AST_F_ALIAS; } }
+item(N) ::= CONST IDENT(I) ASSIGN expr(E).
+    { N = ps_node(ps, AST_CONST, I); if (N) N->a = E; }
+item(N) ::= PUB CONST IDENT(I) ASSIGN expr(E).
+    { N = ps_node(ps, AST_CONST, I); if (N) { N->a = E; N->flags |= AST_F_PUB; } }
+item(N) ::= FILTER IDENT(I) LPAREN params(P) RPAREN block(B).
+    { N = ps_node(ps, AST_FILTER, I); if (N) { N->a = P; N->b = B; } }
+
+params(L) ::= param(P).                 { L = P; }
+params(L) ::= params(L0) COMMA param(P). { L = ast_append(L0, P); }
+param(N) ::= IDENT(I) COLON IDENT(T).
+    { N = ps_node(ps, AST_PARAM, I); if (N) N->c = ps_node(ps, AST_NAME, T); }
+
+block(N) ::= LBRACE(T) stmts(S) RBRACE. { N = ps_node(ps, AST_BLOCK, T); if (N) N->a = S; }
+
+stmts(L) ::= stmts(L0) stmt(S). { L = ast_append(L0, S); }
+stmts(L) ::= .                  { L = NULL; }
+
+stmt(N) ::= LET IDENT(I) ASSIGN expr(E). { N = ps_node(ps, AST_LET, I); if (N) N->a = E; }
+stmt(N) ::= ifstmt(I).                   { N = I; }
+stmt(N) ::= ACCEPT(T).                   { N = ps_node(ps, AST_ACCEPT, T); }
+stmt(N) ::= ACCEPT(T) STRING(S).         { N = ps_node(ps, AST_ACCEPT, T); if (N) N->a = ps_string(ps, S); }
+stmt(N) ::= REJECT(T).                   { N = ps_node(ps, AST_REJECT, T); }
+stmt(N) ::= REJECT(T) STRING(S).         { N = ps_node(ps, AST_REJECT, T); if (N) N->a = ps_string(ps, S); }
+
+ifstmt(N) ::= IF(T) expr(C) block(B).
+    { N = ps_node(ps, AST_IF, T); if (N) { N->a = C; N->b = B; } }
+ifstmt(N) ::= IF(T) expr(C) block(B) ELSE block(E).
+    { N = ps_node(ps, AST_IF, T); if (N) { N->a = C; N->b = B; N->c = E; } }
+ifstmt(N) ::= IF(T) expr(C) block(B) ELSE ifstmt(E).
+    { N = ps_node(ps, AST_IF, T); if (N) { N->a = C; N->b = B; N->c = E; } }
+
+expr(N) ::= expr(A) OROR(T) expr(B).  { N = ps_node(ps, AST_OR, T);  if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) ANDAND(T) expr(B). { N = ps_node(ps, AST_AND, T); if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) EQ(T) expr(B).    { N = ps_node(ps, AST_EQ, T);  if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) NE(T) expr(B).    { N = ps_node(ps, AST_NE, T);  if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) LT(T) expr(B).    { N = ps_node(ps, AST_LT, T);  if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) LE(T) expr(B).    { N = ps_node(ps, AST_LE, T);  if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) GT(T) expr(B).    { N = ps_node(ps, AST_GT, T);  if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) GE(T) expr(B).    { N = ps_node(ps, AST_GE, T);  if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) IN(T) expr(B).    { N = ps_node(ps, AST_IN, T);  if (N) { N->a = A; N->b = B; } }
+expr(N) ::= NOT(T) expr(A).           { N = ps_node(ps, AST_NOT, T); if (N) N->a = A; }
+expr(N) ::= postfix(P).               { N = P; }
+
+postfix(N) ::= primary(P). { N = P; }
+postfix(N) ::= postfix(O) DOT IDENT(I).
+    { N = ps_node(ps, AST_MEMBER, I); if (N) N->a = O; }
+postfix(N) ::= postfix(O) DOT IDENT(I) LPAREN RPAREN.
+    { N = ps_node(ps, AST_CALL, I); if (N) N->a = O; }
+postfix(N) ::= postfix(O) DOT IDENT(I) LPAREN args(A) RPAREN.
+    { N = ps_node(ps, AST_CALL, I); if (N) { N->a = O; N->b = A; } }
+
+args(L) ::= expr(E).                 { L = E; }
+args(L) ::= args(L0) COMMA expr(E).  { L = ast_append(L0, E); }
+
+primary(N) ::= IDENT(I).   { N = ps_node(ps, AST_NAME, I); }
+primary(N) ::= INT(I).     { N = ps_int(ps, I); }
+primary(N) ::= STRING(S).  { N = ps_string(ps, S); }
+primary(N) ::= REGEX(R).   { N = ps_regex(ps, R); }
+primary(N) ::= TRUE(T).    { N = ps_node(ps, AST_BOOL, T); if (N) N->ival = 1; }
+primary(N) ::= FALSE(T).   { N = ps_node(ps, AST_BOOL, T); }
+primary(N) ::= LPAREN expr(E) RPAREN. { N = E; }
+primary(N) ::= LBRACKET(T) RBRACKET.   { N = ps_node(ps, AST_SET, T); }
+primary(N) ::= LBRACKET(T) RBRACKET_I. { N = ps_node(ps, AST_SET, T); if (N) N->flags |= AST_F_CASELESS; }
+primary(N) ::= LBRACKET(T) elems(E) optcomma RBRACKET.
+    { N = ps_node(ps, AST_SET, T); if (N) N->a = E; }
+primary(N) ::= LBRACKET(T) elems(E) optcomma RBRACKET_I.
+    { N = ps_node(ps, AST_SET, T); if (N) { N->a = E; N->flags |= AST_F_CASELESS; } }
+
+elems(L) ::= STRING(S).                 { L = ps_string(ps, S); }
+elems(L) ::= elems(L0) COMMA STRING(S). { L = ast_append(L0, ps_string(ps, S)); }
+optcomma ::= .
+optcomma ::= COMMA.

@@ -1,0 +1,54 @@
+/*
+ * parse.h: the parser's state, shared by the Lemon grammar (grammar.y),
+ * the lexer driver (parse.c) and the actions.
+ */
+#ifndef LANG_PARSE_H
+#define LANG_PARSE_H
+
+#include "ast.h"
+#include "source.h"
+
+typedef struct lx_token {
+    int kind;
+    uint32_t off, len;
+} lx_token;
+
+typedef struct ps_state {
+    src_set *src;
+    arena *ar;
+    uint32_t file;
+    ast *items;   /* the file's top-level items, in order */
+    int error;    /* a syntax error was reported: stop */
+    uint32_t cur_off; /* offset of the token being parsed */
+} ps_state;
+
+/* Lexer (lexer.re). */
+typedef struct lexer {
+    src_set *src;
+    uint32_t file;
+    const unsigned char *start, *cur, *lim;
+    int prev; /* kind of the previous token, to tell a regex from a '/' */
+} lexer;
+
+void lx_init(lexer *lx, src_set *src, uint32_t file);
+/* Scans the next token into *t. Returns its kind, 0 at end of input, or
+ * -1 after reporting a lexical error. */
+int lx_next(lexer *lx, lx_token *t);
+/* Decodes the string literal token at text[off..off+len) (quotes
+ * included, escapes already validated by the lexer) into the arena. */
+char *lx_decode_string(arena *ar, const char *tok, uint32_t len, uint32_t *outlen);
+/* The spelling of a token kind for messages ("'{'", "identifier", ...). */
+const char *lx_kind_name(int kind);
+
+/* Parses file `file` of `src`; returns its items (NULL with errors
+ * reported on failure). */
+ast *ps_parse_file(src_set *src, arena *ar, uint32_t file);
+
+/* Called from grammar actions. */
+ast *ps_node(ps_state *ps, ast_kind kind, lx_token t);
+ast *ps_string(ps_state *ps, lx_token t);
+ast *ps_regex(ps_state *ps, lx_token t);
+ast *ps_int(ps_state *ps, lx_token t);
+ast *ps_named(ps_state *ps, ast_kind kind, lx_token t, lx_token name);
+
+#endif

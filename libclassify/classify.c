@@ -1,0 +1,225 @@
+/*
+ * classify.c: the public API (classify.h) over the VM internals. This
+ * file checks arguments and owns object lifetimes; the work happens in
+ * vm/.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify.h"
+#include "ctx.h"
+#include "format.h"
+
+CLF_API const char *clf_strerror(int status)
+{
+    switch (status) {
+    case CLF_OK: return "success";
+    case CLF_E_NOMEM: return "out of memory";
+    case CLF_E_INVALID: return "invalid argument";
+    case CLF_E_FORMAT: return "malformed rules file";
+    case CLF_E_VERSION: return "unsupported rules-file version";
+    case CLF_E_VERIFY: return "bytecode rejected by the verifier";
+    case CLF_E_BACKEND: return "Hyperscan error";
+    case CLF_E_LIMIT: return "limit exceeded";
+    case CLF_E_STATE: return "invalid state";
+    default: return "unknown status";
+    }
+}
+
+CLF_API int clf_version_number(void) { return CLF_VERSION_NUMBER; }
+CLF_API const char *clf_version_string(void) { return CLF_VERSION_STRING; }
+CLF_API uint32_t clf_format_version(void) { return VM_FORMAT_VERSION; }
+
+static const clf_options default_options = {
+    VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES};
+
+CLF_API clf_status clf_options_new(clf_options **out)
+{
+    if (!out) return CLF_E_INVALID;
+    *out = malloc(sizeof **out);
+    if (!*out) return CLF_E_NOMEM;
+    **out = default_options;
+    return CLF_OK;
+}
+
+CLF_API void clf_options_free(clf_options *opts) { free(opts); }
+
+CLF_API clf_status clf_options_set_limit(clf_options *opts, clf_limit which,
+                                         uint64_t value)
+{
+    if (!opts || value == 0) return CLF_E_INVALID;
+    switch (which) {
+    case CLF_LIMIT_FILE_BYTES: opts->file_bytes = value; break;
+    case CLF_LIMIT_HEADERS:
+        if (value > UINT32_MAX) return CLF_E_INVALID;
+        opts->headers = value;
+        break;
+    case CLF_LIMIT_WORKSPACE_BYTES:
+        if (value > SIZE_MAX / 2) return CLF_E_INVALID;
+        opts->workspace_bytes = value;
+        break;
+    default: return CLF_E_INVALID;
+    }
+    return CLF_OK;
+}
+
+CLF_API clf_status clf_program_load(const void *bytes, size_t len,
+                                    const clf_options *opts, clf_program **out,
+                                    char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!out) {
+        vm_errf(err, errlen, "no place to store the program");
+        return CLF_E_INVALID;
+    }
+    *out = NULL;
+    if (!bytes && len) {
+        vm_errf(err, errlen, "no bytes given");
+        return CLF_E_INVALID;
+    }
+    return vm_load(bytes ? bytes : "", len, opts ? opts : &default_options, out,
+                   err, errlen);
+}
+
+CLF_API void clf_program_free(clf_program *prog) { vm_program_free(prog); }
+
+CLF_API clf_status clf_program_disassemble(const clf_program *prog,
+                                           clf_write_fn write, void *ud)
+{
+    if (!prog || !write) return CLF_E_INVALID;
+    vm_disassemble(prog, write, NULL, ud);
+    return CLF_OK;
+}
+
+CLF_API clf_status clf_ctx_new(const clf_program *prog, clf_ctx **out,
+                               char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!out || !prog) {
+        vm_errf(err, errlen, "NULL program or output");
+        return CLF_E_INVALID;
+    }
+    *out = NULL;
+    clf_ctx *c = calloc(1, sizeof *c);
+    if (!c) goto nomem;
+    c->prog = prog;
+    c->regs = calloc(prog->maxregs ? prog->maxregs : 1, sizeof *c->regs);
+    c->bits = calloc((prog->nbits + 63) / 64 + 1, 8);
+    c->done = calloc((prog->nsubjects + 63) / 64 + 1, 8);
+    c->slots = calloc(prog->nhdrs ? prog->nhdrs : 1, sizeof *c->slots);
+    c->entries = calloc((size_t)prog->max_headers, sizeof *c->entries);
+    c->ws_cap = (size_t)prog->ws_bytes;
+    c->ws = malloc(c->ws_cap);
+    if (!c->regs || !c->bits || !c->done || !c->slots || !c->entries || !c->ws)
+        goto nomem;
+    for (uint32_t i = 0; i < prog->nsubjects; i++) {
+        hs_error_t rc = hs_alloc_scratch(prog->subjects[i].db, &c->scratch);
+        if (rc != HS_SUCCESS) {
+            clf_ctx_free(c);
+            if (rc == HS_NOMEM) goto nomem_freed;
+            vm_errf(err, errlen, "cannot allocate Hyperscan scratch (error %d)", rc);
+            return CLF_E_BACKEND;
+        }
+    }
+    clf_ctx_reset(c);
+    *out = c;
+    return CLF_OK;
+nomem:
+    clf_ctx_free(c);
+nomem_freed:
+    vm_errf(err, errlen, "out of memory");
+    return CLF_E_NOMEM;
+}
+
+CLF_API void clf_ctx_free(clf_ctx *ctx)
+{
+    if (!ctx) return;
+    hs_free_scratch(ctx->scratch);
+    free(ctx->regs);
+    free(ctx->bits);
+    free(ctx->done);
+    free(ctx->slots);
+    free(ctx->entries);
+    free(ctx->ws);
+    free(ctx);
+}
+
+CLF_API void clf_ctx_reset(clf_ctx *ctx)
+{
+    if (!ctx) return;
+    for (int i = 0; i < VM_FIELD_COUNT; i++) {
+        ctx->field[i].s.p = "";
+        ctx->field[i].s.n = 0;
+    }
+    if (ctx->prog->nhdrs) memset(ctx->slots, 0, ctx->prog->nhdrs * sizeof *ctx->slots);
+    ctx->nentries = 0;
+    ctx->nheaders = 0;
+    ctx->ws_used = 0;
+}
+
+static clf_status set_field(clf_ctx *ctx, int f, const char *p, size_t n)
+{
+    if (!ctx || (!p && n)) return CLF_E_INVALID;
+    ctx->field[f].s.p = p ? p : "";
+    ctx->field[f].s.n = n;
+    return CLF_OK;
+}
+
+CLF_API clf_status clf_ctx_set_method(clf_ctx *ctx, const char *p, size_t n)
+{
+    return set_field(ctx, VM_FIELD_METHOD, p, n);
+}
+
+CLF_API clf_status clf_ctx_set_path(clf_ctx *ctx, const char *p, size_t n)
+{
+    return set_field(ctx, VM_FIELD_PATH, p, n);
+}
+
+CLF_API clf_status clf_ctx_set_query(clf_ctx *ctx, const char *p, size_t n)
+{
+    return set_field(ctx, VM_FIELD_QUERY, p, n);
+}
+
+static int name_eq(const char *a, const char *lower, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)a[i];
+        if (c >= 'A' && c <= 'Z') c += 32;
+        if (c != (unsigned char)lower[i]) return 0;
+    }
+    return 1;
+}
+
+CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
+                                      size_t name_len, const char *value,
+                                      size_t value_len)
+{
+    if (!ctx || (!name && name_len) || (!value && value_len)) return CLF_E_INVALID;
+    const clf_program *p = ctx->prog;
+    if (ctx->nheaders >= p->max_headers) return CLF_E_LIMIT;
+    ctx->nheaders++;
+    for (uint32_t h = 0; h < p->nhdrs; h++) {
+        const vm_const *k = &p->consts[p->hdrs[h]];
+        if (k->len != name_len || !name_eq(name, k->str, name_len)) continue;
+        vm_hslot *s = &ctx->slots[h];
+        if (s->count++ == 0) {
+            s->p = value ? value : "";
+            s->n = value_len;
+        }
+        vm_hentry *e = &ctx->entries[ctx->nentries++];
+        e->slot = h;
+        e->p = value ? value : "";
+        e->n = value_len;
+        break;
+    }
+    return CLF_OK;
+}
+
+CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out)
+{
+    if (!ctx || !out) return CLF_E_INVALID;
+    clf_verdict v;
+    clf_status st = vm_run(ctx, &v);
+    if (st == CLF_OK) *out = v;
+    return st;
+}

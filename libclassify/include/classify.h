@@ -1,0 +1,236 @@
+/*
+ * classify.h: the public API of libclassify.
+ *
+ * libclassify loads a compiled rules file (`rules.bin`, written by
+ * `classifyc`) and classifies HTTP requests with it. Every classification
+ * ends in a verdict, CLF_ACCEPT (let the request through) or CLF_REJECT
+ * (block it), and an optional reason string. What a verdict means on the
+ * wire is the host's decision.
+ *
+ * Life cycle:
+ *
+ *     clf_program *prog;  clf_ctx *ctx;  clf_verdict v;
+ *     char err[CLF_ERRMSG_SIZE];
+ *     clf_program_load(bytes, len, NULL, &prog, err, sizeof err);  // once
+ *     clf_ctx_new(prog, &ctx, err, sizeof err);                    // per thread
+ *     for each request:
+ *         clf_ctx_reset(ctx);
+ *         clf_ctx_set_method(ctx, "GET", 3);   // ... path, query, headers
+ *         clf_eval(ctx, &v);                   // v.verdict, v.reason
+ *     clf_ctx_free(ctx);  clf_program_free(prog);
+ *
+ * Threading: a clf_program is immutable once clf_program_load() returns
+ * and may be used by any number of threads at once. A clf_ctx belongs to
+ * one thread at a time. The library keeps no global mutable state; it never
+ * calls hs_set_allocator().
+ *
+ * Errors: every function that can fail returns a clf_status. CLF_OK is 0;
+ * errors are negative. Where a function takes an `err`/`errlen` buffer it
+ * writes a NUL-terminated, human-readable message there on failure
+ * (truncated to errlen bytes; `err` may be NULL when errlen is 0). The
+ * library never aborts, never prints and never exits.
+ *
+ * Memory: classifying a request (clf_ctx_reset, clf_ctx_set_*,
+ * clf_ctx_add_header, clf_eval) allocates nothing. All memory a context
+ * needs is allocated by clf_ctx_new().
+ *
+ * Strings are byte slices (pointer + length in bytes); they need not be
+ * NUL-terminated nor valid UTF-8.
+ */
+#ifndef CLASSIFY_H
+#define CLASSIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(CLF_BUILDING_LIBRARY) && defined(__GNUC__)
+#define CLF_API __attribute__((visibility("default")))
+#else
+#define CLF_API
+#endif
+
+#define CLF_VERSION_MAJOR 0
+#define CLF_VERSION_MINOR 1
+#define CLF_VERSION_PATCH 0
+#define CLF_VERSION_NUMBER                                                    \
+    (CLF_VERSION_MAJOR * 1000000 + CLF_VERSION_MINOR * 1000 + CLF_VERSION_PATCH)
+#define CLF_VERSION_STRING "0.1.0"
+
+/* A comfortable size for the `err` buffers below; longer messages are
+ * truncated, never overflowed. */
+#define CLF_ERRMSG_SIZE 256
+
+/* Status codes. */
+typedef enum clf_status {
+    CLF_OK = 0,
+    CLF_E_NOMEM = -1,   /* an allocation failed; nothing was leaked */
+    CLF_E_INVALID = -2, /* misuse: NULL handle, bad argument */
+    CLF_E_FORMAT = -3,  /* the rules file is malformed, truncated or corrupt */
+    CLF_E_VERSION = -4, /* the rules file has an unsupported format version */
+    CLF_E_VERIFY = -5,  /* the bytecode was rejected by the verifier */
+    CLF_E_BACKEND = -6, /* Hyperscan failed (database, scratch or scan) */
+    CLF_E_LIMIT = -7,   /* a limit was exceeded (see clf_limit) */
+    CLF_E_STATE = -8    /* the call is not valid in the context's state */
+} clf_status;
+
+/* Returns a static, NUL-terminated English description of `status`
+ * ("unknown status" for values not listed above). Thread-safe. */
+CLF_API const char *clf_strerror(int status);
+
+/* The library's version as CLF_VERSION_NUMBER / CLF_VERSION_STRING of the
+ * build that produced it, so a header/library mismatch can be detected. */
+CLF_API int clf_version_number(void);
+CLF_API const char *clf_version_string(void);
+
+/* The rules-file format version this library reads and writes. A file with
+ * another version is refused with CLF_E_VERSION. */
+CLF_API uint32_t clf_format_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Options for loading a program. */
+
+typedef struct clf_options clf_options;
+
+/* Limits, each with a default (see docs/limits.md). */
+typedef enum clf_limit {
+    /* Largest rules file clf_program_load() accepts, in bytes.
+     * Default 64 MiB. */
+    CLF_LIMIT_FILE_BYTES = 0,
+    /* Most headers a context records per request; clf_ctx_add_header()
+     * returns CLF_E_LIMIT past it. Default 256. */
+    CLF_LIMIT_HEADERS = 1,
+    /* Bytes of per-context string workspace for values the program builds
+     * while classifying (lower(), repeated headers joined with ", ").
+     * clf_eval() returns CLF_E_LIMIT when a request needs more.
+     * Default 256 KiB. */
+    CLF_LIMIT_WORKSPACE_BYTES = 2
+} clf_limit;
+
+/* Creates an options object holding the defaults. Returns CLF_OK and
+ * stores it in *out, or CLF_E_INVALID (out is NULL) or CLF_E_NOMEM. The
+ * caller owns it and frees it with clf_options_free(). Options are only
+ * read during clf_program_load(); they may be freed right after it. */
+CLF_API clf_status clf_options_new(clf_options **out);
+
+/* Frees `opts`. NULL is allowed and does nothing. */
+CLF_API void clf_options_free(clf_options *opts);
+
+/* Sets limit `which` to `value`. Returns CLF_OK, or CLF_E_INVALID for an
+ * unknown limit or a value of 0. */
+CLF_API clf_status clf_options_set_limit(clf_options *opts, clf_limit which,
+                                         uint64_t value);
+
+/* ------------------------------------------------------------------------ */
+/* Programs. */
+
+typedef struct clf_program clf_program;
+
+/* Loads and verifies a compiled rules file.
+ *
+ * `bytes`/`len`: the whole file. It is only read during the call: the
+ * program copies what it keeps, so the caller may free the bytes as soon as
+ * this returns. `opts` may be NULL for defaults.
+ *
+ * Checks, in order (the message names which failed): the size limit, the
+ * magic number and corruption detector, the format version, the declared
+ * file size against `len` (truncation), the XXH3-64 checksum over the file,
+ * every section's bounds, then the bytecode verifier. Serialized Hyperscan
+ * databases are deserialized (hs_deserialize_database); one that this
+ * Hyperscan or CPU cannot use (HS_DB_VERSION_ERROR, HS_DB_PLATFORM_ERROR)
+ * is rebuilt from the patterns stored beside it.
+ *
+ * On success returns CLF_OK and stores a new program in *out; the caller
+ * frees it with clf_program_free() after every context made from it.
+ * On failure *out is set to NULL, a message is written to `err`, and one
+ * of CLF_E_INVALID, CLF_E_NOMEM, CLF_E_LIMIT, CLF_E_FORMAT, CLF_E_VERSION,
+ * CLF_E_VERIFY, CLF_E_BACKEND is returned.
+ * Thread-safe: concurrent loads are independent. */
+CLF_API clf_status clf_program_load(const void *bytes, size_t len,
+                                    const clf_options *opts, clf_program **out,
+                                    char *err, size_t errlen);
+
+/* Frees `prog` and its Hyperscan databases. NULL is allowed. Every
+ * context made from it must have been freed first. */
+CLF_API void clf_program_free(clf_program *prog);
+
+/* Writes the disassembly of `prog` (one instruction per line, with the
+ * source line of each when the file recorded positions) by calling
+ * `write(ud, text, len)` one or more times. Returns CLF_OK or
+ * CLF_E_INVALID. Thread-safe (the program is not modified). */
+typedef void (*clf_write_fn)(void *ud, const char *text, size_t len);
+CLF_API clf_status clf_program_disassemble(const clf_program *prog,
+                                           clf_write_fn write, void *ud);
+
+/* ------------------------------------------------------------------------ */
+/* Per-thread classification contexts. */
+
+typedef struct clf_ctx clf_ctx;
+
+/* Creates a context for `prog`: registers, one Hyperscan scratch big enough
+ * for all the program's databases (hs_alloc_scratch), the scan bitsets and
+ * the string workspace. Returns CLF_OK and stores it in *out, or
+ * CLF_E_INVALID, CLF_E_NOMEM, CLF_E_BACKEND (with a message in `err`).
+ * The context borrows `prog`, which must outlive it. A context may be used
+ * by one thread at a time; make one per thread. */
+CLF_API clf_status clf_ctx_new(const clf_program *prog, clf_ctx **out,
+                               char *err, size_t errlen);
+
+/* Frees `ctx`. NULL is allowed. */
+CLF_API void clf_ctx_free(clf_ctx *ctx);
+
+/* Starts a new request: forgets the method, path, query, headers and the
+ * last verdict. Method, path and query become empty strings. Never fails,
+ * never allocates. */
+CLF_API void clf_ctx_reset(clf_ctx *ctx);
+
+/* Set the request line's parts. The bytes are borrowed, not copied: they
+ * must stay valid and unchanged until clf_eval() has returned (or until the
+ * next clf_ctx_reset()). `path` is the request target up to, not
+ * including, the first '?'; `query` is what follows that '?' (empty when
+ * there is none). No decoding is done: the program sees the bytes as given.
+ * Return CLF_OK, or CLF_E_INVALID (NULL ctx, or NULL ptr with len > 0). */
+CLF_API clf_status clf_ctx_set_method(clf_ctx *ctx, const char *ptr,
+                                      size_t len);
+CLF_API clf_status clf_ctx_set_path(clf_ctx *ctx, const char *ptr, size_t len);
+CLF_API clf_status clf_ctx_set_query(clf_ctx *ctx, const char *ptr,
+                                     size_t len);
+
+/* Adds one header field. Names are matched ASCII case-insensitively
+ * (RFC 9110, section 5.1). A header given more than once is seen by the
+ * program as its values joined with ", " in the order added (RFC 9110,
+ * section 5.3). Both slices are borrowed like the request line's.
+ * Headers the program never inspects are counted but not stored.
+ * Returns CLF_OK, CLF_E_INVALID, or CLF_E_LIMIT when the request already
+ * has CLF_LIMIT_HEADERS headers (the header is then ignored; the host
+ * decides whether to classify the request anyway or refuse it). */
+CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
+                                      size_t name_len, const char *value,
+                                      size_t value_len);
+
+typedef enum clf_verdict_kind { CLF_REJECT = 0, CLF_ACCEPT = 1 } clf_verdict_kind;
+
+typedef struct clf_verdict {
+    clf_verdict_kind verdict;
+    /* The reason given by the rule that decided, or NULL when it gave none.
+     * Owned by the program: valid until clf_program_free(). The bytes are
+     * also NUL-terminated at reason[reason_len]. */
+    const char *reason;
+    size_t reason_len;
+} clf_verdict;
+
+/* Runs the program's `main` filter on the request set up in `ctx`.
+ * On success returns CLF_OK and fills *out. Errors: CLF_E_INVALID (NULL
+ * argument), CLF_E_LIMIT (the string workspace was exhausted),
+ * CLF_E_BACKEND (a Hyperscan scan failed). On error *out is not written.
+ * Allocates nothing. The program always terminates: bytecode jumps only
+ * forward. */
+CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLASSIFY_H */

@@ -1,0 +1,56 @@
+/*
+ * ctx.h: the per-thread classification context. Everything a
+ * classification touches is allocated here once, by clf_ctx_new(), so that
+ * classifying allocates nothing.
+ */
+#ifndef VM_CTX_H
+#define VM_CTX_H
+
+#include "program.h"
+
+typedef union vm_value {
+    int64_t i; /* int, and bool as 0/1 */
+    struct {
+        const char *p;
+        size_t n;
+    } s;
+} vm_value;
+
+/* A header the program inspects: the first value, how many times the
+ * request carried it, and (once built) all values joined with ", ". */
+typedef struct vm_hslot {
+    const char *p;
+    size_t n;
+    uint32_t count;
+    uint32_t joined; /* 1 when jp/jn hold the joined value */
+    const char *jp;
+    size_t jn;
+} vm_hslot;
+
+/* Every value of an inspected header, in arrival order. */
+typedef struct vm_hentry {
+    uint32_t slot;
+    const char *p;
+    size_t n;
+} vm_hentry;
+
+struct clf_ctx {
+    const clf_program *prog;
+    vm_value *regs;        /* prog->maxregs */
+    hs_scratch_t *scratch; /* fits every database of prog */
+    uint64_t *bits;        /* scan results, prog->nbits bits */
+    uint64_t *done;        /* subjects scanned this request, nsubjects bits */
+    vm_value field[VM_FIELD_COUNT];
+    vm_hslot *slots;       /* prog->nhdrs */
+    vm_hentry *entries;    /* prog->max_headers */
+    uint32_t nentries;
+    uint64_t nheaders;     /* headers added, inspected or not */
+    char *ws;              /* string workspace */
+    size_t ws_used, ws_cap;
+};
+
+/* Runs function `entry` of the context's program. Returns CLF_OK with
+ * the verdict in *out, or CLF_E_LIMIT / CLF_E_BACKEND. */
+VM_INTERNAL clf_status vm_run(clf_ctx *ctx, clf_verdict *out);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * disasm.c: the disassembler, driven entirely by the operand kinds of
+ * opcodes.def, so a new opcode needs no change here.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "program.h"
+
+static const char *const field_names[VM_FIELD_COUNT] = {"method", "path", "query"};
+static const char *const subject_kinds[VM_SUBJ_KIND_COUNT] = {
+    "method", "path", "query", "header", "value"};
+
+/* Appends a constant, quoted and escaped, at most ~48 bytes of it. */
+static size_t quote(char *d, size_t cap, const vm_const *k)
+{
+    size_t o = 0;
+    if (k->kind == VM_K_INT)
+        return (size_t)snprintf(d, cap, "%" PRId64, k->i);
+    o += (size_t)snprintf(d + o, cap - o, "\"");
+    for (uint32_t i = 0; i < k->len && o + 8 < cap; i++) {
+        unsigned char c = (unsigned char)k->str[i];
+        if (i == 48) { o += (size_t)snprintf(d + o, cap - o, "..."); break; }
+        if (c == '"' || c == '\\') o += (size_t)snprintf(d + o, cap - o, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f) o += (size_t)snprintf(d + o, cap - o, "\\x%02x", c);
+        else d[o++] = (char)c;
+    }
+    o += (size_t)snprintf(d + o, cap - o, "\"");
+    return o;
+}
+
+static void subject_text(const clf_program *p, uint32_t s, char *d, size_t cap)
+{
+    const vm_subject *S = &p->subjects[s];
+    if (S->kind == VM_SUBJ_HEADER)
+        snprintf(d, cap, "header %s", p->consts[p->hdrs[S->hdr]].str);
+    else
+        snprintf(d, cap, "%s", subject_kinds[S->kind]);
+}
+
+static void insn_text(const clf_program *p, const vm_func *f, uint32_t pc, char *d, size_t cap)
+{
+    const vm_insn *in = &f->code[pc];
+    const vm_opinfo *oi = &vm_opinfo_table[in->op];
+    size_t o = (size_t)snprintf(d, cap, "%5u  %-7s", pc, oi->name);
+    char note[160] = "";
+    size_t no = 0;
+    int wide = vm_operand_is_wide((vm_operand)oi->opnd[1]);
+    uint32_t vals[3] = {in->a, wide ? VM_BX(*in) : in->b, in->c};
+    for (int k = 0; k < 3; k++) {
+        vm_operand kind = (vm_operand)oi->opnd[k];
+        uint32_t v = vals[k];
+        if (kind == VM_OPND_NONE) continue;
+        switch (kind) {
+        case VM_OPND_KS: case VM_OPND_KI:
+            o += (size_t)snprintf(d + o, cap - o, " K%u", v);
+            no += quote(note + no, sizeof note - no, &p->consts[v]);
+            break;
+        case VM_OPND_KR:
+            if (v == VM_NO_REASON) o += (size_t)snprintf(d + o, cap - o, " -");
+            else {
+                o += (size_t)snprintf(d + o, cap - o, " K%u", v);
+                no += quote(note + no, sizeof note - no, &p->consts[v]);
+            }
+            break;
+        case VM_OPND_IMM: o += (size_t)snprintf(d + o, cap - o, " %d", (int32_t)v); break;
+        case VM_OPND_FLD:
+            o += (size_t)snprintf(d + o, cap - o, " %u", v);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%s", field_names[v]);
+            break;
+        case VM_OPND_HDR:
+            o += (size_t)snprintf(d + o, cap - o, " H%u", v);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%s", p->consts[p->hdrs[v]].str);
+            break;
+        case VM_OPND_SUBJ: {
+            char s[96];
+            subject_text(p, v, s, sizeof s);
+            o += (size_t)snprintf(d + o, cap - o, " S%u", v);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%s", s);
+            break;
+        }
+        case VM_OPND_TEST: o += (size_t)snprintf(d + o, cap - o, " T%u", v); break;
+        case VM_OPND_JMP:
+            o += (size_t)snprintf(d + o, cap - o, " %u", v);
+            no += (size_t)snprintf(note + no, sizeof note - no, "to %u", pc + 1 + v);
+            break;
+        default: o += (size_t)snprintf(d + o, cap - o, " R%u", v); break;
+        }
+        if (no >= sizeof note) no = sizeof note - 1;
+        if (o >= cap) o = cap - 1;
+    }
+    if (no) snprintf(d + o, cap - o, "%*s; %s", o < 34 ? (int)(34 - o) : 1, "", note);
+}
+
+void vm_disassemble(const clf_program *p, clf_write_fn write, vm_source_fn source, void *ud)
+{
+    char line[512];
+    for (uint32_t f = 0; f < p->nfuncs; f++) {
+        const vm_func *F = &p->funcs[f];
+        int n = snprintf(line, sizeof line, "%sfilter %s: %u registers, %u instructions\n",
+                         f ? "\n" : "", p->consts[F->name].str, F->nregs, F->ninsns);
+        write(ud, line, (size_t)n);
+        uint32_t last_line = 0, last_file = VM_NO_REASON - 1;
+        for (uint32_t pc = 0; pc < F->ninsns; pc++) {
+            const vm_pos *ps = &F->pos[pc];
+            if (source && ps->file != VM_NO_REASON &&
+                (ps->line != last_line || ps->file != last_file)) {
+                source(ud, p->consts[ps->file].str, ps->line);
+                last_line = ps->line;
+                last_file = ps->file;
+            }
+            insn_text(p, F, pc, line, sizeof line - 1);
+            size_t len = strlen(line);
+            line[len++] = '\n';
+            write(ud, line, len);
+        }
+    }
+    if (p->nsubjects) write(ud, "\n", 1);
+    for (uint32_t s = 0; s < p->nsubjects; s++) {
+        char subj[96];
+        subject_text(p, s, subj, sizeof subj);
+        int n = snprintf(line, sizeof line, "subject S%u (%s): %u tests\n", s, subj,
+                         p->subjects[s].ntests);
+        write(ud, line, (size_t)n);
+        for (uint32_t i = 0; i < p->npatterns; i++) {
+            const vm_pattern *q = &p->patterns[i];
+            if (q->subject != s) continue;
+            char pat[200];
+            quote(pat, sizeof pat, &p->consts[q->expr]);
+            n = snprintf(line, sizeof line, "  T%u %s%s\n", q->test, pat,
+                         q->flags & HS_FLAG_CASELESS ? " caseless" : "");
+            write(ud, line, (size_t)n);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+/*
+ * format.h: the layout of a rules file (`rules.bin`). docs/format.md
+ * describes it for people; this is the definition for the code.
+ *
+ * All integers are little-endian. The file is:
+ *
+ *   offset 0   magic        8 bytes  "\x89CLF\r\n\x1a\n"
+ *          8   version      u32      VM_FORMAT_VERSION
+ *         12   nsections    u32      VM_SEC_COUNT
+ *         16   file size    u64      whole file, checksum included
+ *         24   section table         nsections x {u32 id, u32 0, u64 offset, u64 size}
+ *              sections              each 8-byte aligned, inside the file
+ *   size - 8   checksum     u64      XXH3-64 (seed 0) of bytes [0, size - 8)
+ *
+ * Like PNG's signature, the magic's high-bit byte, CR LF, ^Z and LF catch
+ * 7-bit transfers, newline translation and DOS-style truncation.
+ */
+#ifndef VM_FORMAT_H
+#define VM_FORMAT_H
+
+#define VM_MAGIC "\x89" "CLF\r\n\x1a\n"
+#define VM_MAGIC_LEN 8
+#define VM_FORMAT_VERSION 1u
+#define VM_HEADER_LEN 24
+#define VM_SECENTRY_LEN 24
+#define VM_TRAILER_LEN 8
+
+/* Section ids, in file order. Each appears exactly once. */
+enum vm_section {
+    VM_SEC_CONST = 1,  /* u32 n; n x {u32 kind, u32 len, u64 value}; string bytes.
+                          STR: value = offset of the bytes after the table,
+                          each followed by a NUL. INT: value = the integer. */
+    VM_SEC_FUNC = 2,   /* u32 n, u32 entry; n x {u32 name, u32 nregs, u32 ninsns, u32 0} */
+    VM_SEC_CODE = 3,   /* the functions' instructions, concatenated, 8 bytes each */
+    VM_SEC_TYPES = 4,  /* the functions' register types, concatenated, 1 byte each */
+    VM_SEC_POS = 5,    /* per instruction {u32 file, u32 line, u32 col} */
+    VM_SEC_HDRS = 6,   /* u32 n; n x u32 string constant */
+    VM_SEC_SUBJ = 7,   /* u32 n; n x {u32 kind, u32 hdr, u32 ntests, u32 0} */
+    VM_SEC_PAT = 8,    /* u32 n; n x {u32 subject, u32 test, u32 flags, u32 expr} */
+    VM_SEC_HSDB = 9,   /* n (= subjects) x {u64 offset, u64 size} from the
+                          section start; then the hs_serialize_database blobs */
+    VM_SEC_COUNT = 9
+};
+
+#endif

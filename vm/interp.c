@@ -1,0 +1,267 @@
+/*
+ * interp.c: the bytecode interpreter.
+ *
+ * It trusts the program completely: the loader and the verifier have
+ * already checked every operand, register type and jump (verify.c), so
+ * the loop below does no bounds checks. Dispatch is computed goto where
+ * the compiler supports it (one indirect branch per opcode, which branch
+ * predictors handle well) and a switch otherwise; meson's `dispatch`
+ * option forces either, and the test suite runs both.
+ */
+#include <string.h>
+
+#include "ctx.h"
+
+#if !defined(VM_DISPATCH_SWITCH) && defined(__GNUC__)
+#define VM_DISPATCH_GOTO 1
+/* Labels as values are a GNU extension that -Wpedantic reports; it is
+ * the point of this dispatch mode, and the switch build keeps the code
+ * honest ISO C. */
+#pragma GCC diagnostic ignored "-Wpedantic"
+#ifdef __clang__
+#pragma clang diagnostic ignored "-Wgnu-label-as-value"
+#endif
+#endif
+
+static int is_word(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_';
+}
+
+/* First occurrence of needle in hay at or after `from`, or -1. */
+static long find(const char *hay, size_t hn, const char *nd, size_t nn, size_t from)
+{
+    if (nn == 0) return from <= hn ? (long)from : -1;
+    if (hn < nn) return -1;
+    for (size_t i = from; i + nn <= hn;) {
+        const char *c = memchr(hay + i, nd[0], hn - nn + 1 - i);
+        if (!c) return -1;
+        i = (size_t)(c - hay);
+        if (memcmp(c, nd, nn) == 0) return (long)i;
+        i++;
+    }
+    return -1;
+}
+
+/* Whole word: the needle occurs with no word character [A-Za-z0-9_]
+ * right before or right after it (the same rule the pattern compiler
+ * expresses with \b and \B). An empty needle is never a word. */
+static int find_word(const char *hay, size_t hn, const char *nd, size_t nn)
+{
+    if (nn == 0) return 0;
+    for (long at = find(hay, hn, nd, nn, 0); at >= 0;
+         at = find(hay, hn, nd, nn, (size_t)at + 1)) {
+        size_t s = (size_t)at, e = s + nn;
+        if ((s == 0 || !is_word((unsigned char)hay[s - 1])) &&
+            (e == hn || !is_word((unsigned char)hay[e])))
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct scan_state {
+    uint64_t *bits;
+    uint32_t base;
+    int stop_at_first; /* the subject answers a single test */
+} scan_state;
+
+static int on_match(unsigned int id, unsigned long long from,
+                    unsigned long long to, unsigned int flags, void *ud)
+{
+    scan_state *s = ud;
+    uint32_t b = s->base + id;
+    (void)from; (void)to; (void)flags;
+    s->bits[b / 64] |= UINT64_C(1) << (b % 64);
+    return s->stop_at_first; /* non-zero stops the scan */
+}
+
+static clf_status scan(clf_ctx *ctx, const vm_subject *S, const char *p, size_t n)
+{
+    scan_state st = {ctx->bits, S->bit_base, S->ntests == 1};
+    for (uint32_t t = 0; t < S->ntests; t++) {
+        uint32_t b = S->bit_base + t;
+        ctx->bits[b / 64] &= ~(UINT64_C(1) << (b % 64));
+    }
+    if (n > UINT32_MAX) return CLF_E_LIMIT; /* hs_scan takes an unsigned length */
+    hs_error_t rc = hs_scan(S->db, p ? p : "", (unsigned int)n, 0, ctx->scratch,
+                            on_match, &st);
+    return rc == HS_SUCCESS || rc == HS_SCAN_TERMINATED ? CLF_OK : CLF_E_BACKEND;
+}
+
+/* The value of header slot h: the first value, or all values joined with
+ * ", " in the workspace (built on first use, then cached in the slot). */
+static clf_status header_value(clf_ctx *ctx, uint32_t h, vm_value *out)
+{
+    vm_hslot *s = &ctx->slots[h];
+    if (s->count > 1 && !s->joined) {
+        size_t need = 0;
+        for (uint32_t i = 0; i < ctx->nentries; i++)
+            if (ctx->entries[i].slot == h) need += ctx->entries[i].n + 2;
+        need -= 2;
+        if (need > ctx->ws_cap - ctx->ws_used) return CLF_E_LIMIT;
+        char *d = ctx->ws + ctx->ws_used, *q = d;
+        for (uint32_t i = 0; i < ctx->nentries; i++) {
+            if (ctx->entries[i].slot != h) continue;
+            if (q != d) { *q++ = ','; *q++ = ' '; }
+            if (ctx->entries[i].n) memcpy(q, ctx->entries[i].p, ctx->entries[i].n);
+            q += ctx->entries[i].n;
+        }
+        ctx->ws_used += need;
+        s->jp = d;
+        s->jn = need;
+        s->joined = 1;
+    }
+    if (s->count > 1) {
+        out->s.p = s->jp;
+        out->s.n = s->jn;
+    } else {
+        out->s.p = s->p ? s->p : "";
+        out->s.n = s->n;
+    }
+    return CLF_OK;
+}
+
+static int bit_set(const clf_ctx *ctx, uint32_t b)
+{
+    return (int)(ctx->bits[b / 64] >> (b % 64) & 1);
+}
+
+clf_status vm_run(clf_ctx *ctx, clf_verdict *out)
+{
+    const clf_program *prog = ctx->prog;
+    const vm_func *f = &prog->funcs[prog->entry];
+    const vm_insn *ip = f->code;
+    vm_value *R = ctx->regs;
+    const vm_const *K = prog->consts;
+    clf_status st;
+
+    /* Each run starts from a clean slate: no subject scanned, an empty
+     * workspace (so joined header values are rebuilt). */
+    memset(ctx->done, 0, ((prog->nsubjects + 63) / 64) * 8);
+    ctx->ws_used = 0;
+    for (uint32_t h = 0; h < prog->nhdrs; h++) ctx->slots[h].joined = 0;
+
+#define A (ip->a)
+#define B (ip->b)
+#define C (ip->c)
+#define BX VM_BX(*ip)
+
+#ifdef VM_DISPATCH_GOTO
+    static const void *const labels[VM_OP_COUNT] = {
+#define OP(name, a, b, c, doc) &&L_##name,
+#include "opcodes.def"
+#undef OP
+    };
+#define DISPATCH() goto *labels[ip->op]
+#define CASE(name) L_##name:
+#define NEXT() do { ip++; DISPATCH(); } while (0)
+#define JUMP(off) do { ip += 1 + (off); DISPATCH(); } while (0)
+    DISPATCH();
+#else
+#define DISPATCH() continue
+#define CASE(name) case OP_##name:
+#define NEXT() do { ip++; continue; } while (0)
+#define JUMP(off) do { ip += 1 + (off); continue; } while (0)
+    for (;;) switch ((vm_opcode)ip->op) {
+#endif
+
+    CASE(LOADK)  R[A].s.p = K[BX].str; R[A].s.n = K[BX].len; NEXT();
+    CASE(LOADKI) R[A].i = K[BX].i; NEXT();
+    CASE(LOADI)  R[A].i = VM_SBX(*ip); NEXT();
+    CASE(LOADB)  R[A].i = VM_SBX(*ip) != 0; NEXT();
+    CASE(MOVS)   R[A] = R[B]; NEXT();
+    CASE(MOVI)   R[A] = R[B]; NEXT();
+    CASE(MOVB)   R[A] = R[B]; NEXT();
+
+    CASE(FIELD)  R[A] = ctx->field[B]; NEXT();
+    CASE(HEADER)
+        if ((st = header_value(ctx, B, &R[A]))) return st;
+        NEXT();
+    CASE(HASHDR) R[A].i = ctx->slots[B].count > 0; NEXT();
+
+    CASE(NOT) R[A].i = !R[B].i; NEXT();
+    CASE(BEQ) R[A].i = R[B].i == R[C].i; NEXT();
+    CASE(IEQ) R[A].i = R[B].i == R[C].i; NEXT();
+    CASE(ILT) R[A].i = R[B].i < R[C].i; NEXT();
+    CASE(ILE) R[A].i = R[B].i <= R[C].i; NEXT();
+    CASE(SEQ)
+        R[A].i = R[B].s.n == R[C].s.n &&
+                 (R[B].s.n == 0 || memcmp(R[B].s.p, R[C].s.p, R[B].s.n) == 0);
+        NEXT();
+
+    CASE(SLEN) R[A].i = (int64_t)R[B].s.n; NEXT();
+    CASE(SLOWER) {
+        size_t n = R[B].s.n;
+        if (n > ctx->ws_cap - ctx->ws_used) return CLF_E_LIMIT;
+        char *d = ctx->ws + ctx->ws_used;
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)R[B].s.p[i];
+            d[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        }
+        ctx->ws_used += n;
+        R[A].s.p = d;
+        R[A].s.n = n;
+        NEXT();
+    }
+    CASE(SCONT) R[A].i = find(R[B].s.p, R[B].s.n, R[C].s.p, R[C].s.n, 0) >= 0; NEXT();
+    CASE(SSTART)
+        R[A].i = R[C].s.n <= R[B].s.n &&
+                 (R[C].s.n == 0 || memcmp(R[B].s.p, R[C].s.p, R[C].s.n) == 0);
+        NEXT();
+    CASE(SEND)
+        R[A].i = R[C].s.n <= R[B].s.n &&
+                 (R[C].s.n == 0 ||
+                  memcmp(R[B].s.p + R[B].s.n - R[C].s.n, R[C].s.p, R[C].s.n) == 0);
+        NEXT();
+    CASE(SWORD) R[A].i = find_word(R[B].s.p, R[B].s.n, R[C].s.p, R[C].s.n); NEXT();
+
+    CASE(SCANF) {
+        const vm_subject *S = &prog->subjects[B];
+        if (!(ctx->done[B / 64] >> (B % 64) & 1)) {
+            vm_value v;
+            if (S->kind == VM_SUBJ_HEADER) {
+                if ((st = header_value(ctx, S->hdr, &v))) return st;
+            } else {
+                v = ctx->field[S->kind];
+            }
+            if ((st = scan(ctx, S, v.s.p, v.s.n))) return st;
+            ctx->done[B / 64] |= UINT64_C(1) << (B % 64);
+        }
+        R[A].i = bit_set(ctx, S->bit_base + C);
+        NEXT();
+    }
+    CASE(SCAND) {
+        const vm_subject *S = &prog->subjects[B];
+        if ((st = scan(ctx, S, R[C].s.p, R[C].s.n))) return st;
+        R[A].i = bit_set(ctx, S->bit_base);
+        NEXT();
+    }
+
+    CASE(JMP) JUMP(BX);
+    CASE(JMPF) if (!R[A].i) JUMP(BX); NEXT();
+    CASE(JMPT) if (R[A].i) JUMP(BX); NEXT();
+    CASE(ACCEPT)
+        out->verdict = CLF_ACCEPT;
+        goto finish;
+    CASE(REJECT)
+        out->verdict = CLF_REJECT;
+        goto finish;
+
+#ifndef VM_DISPATCH_GOTO
+    }
+#endif
+finish:
+    if (BX == VM_NO_REASON) {
+        out->reason = NULL;
+        out->reason_len = 0;
+    } else {
+        out->reason = K[BX].str;
+        out->reason_len = K[BX].len;
+    }
+    return CLF_OK;
+#undef A
+#undef B
+#undef C
+#undef BX
+}

@@ -1,0 +1,353 @@
+/*
+ * load.c: reads a rules file (format.h) into a clf_program.
+ *
+ * The file may come from anywhere, so every count, offset and index is
+ * checked against the bytes actually present before it is used; sizes are
+ * compared with subtraction so that nothing overflows. Structure is checked
+ * here; meaning (operand kinds, register types, jumps) by vm_verify().
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <xxhash.h>
+
+#include "bytes.h"
+#include "format.h"
+#include "program.h"
+
+void vm_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+typedef struct section {
+    const uint8_t *p;
+    uint64_t len;
+} section;
+
+/* A loader in progress: the error goes to err/errlen. */
+typedef struct loader {
+    clf_program *prog;
+    section sec[VM_SEC_COUNT + 1];
+    char *err;
+    size_t errlen;
+} loader;
+
+static const char *const section_names[VM_SEC_COUNT + 1] = {
+    "", "constants", "functions", "code", "register types",
+    "source positions", "headers", "subjects", "patterns", "databases"};
+
+#define FAIL(ld, st, ...)                                                   \
+    do {                                                                   \
+        vm_errf((ld)->err, (ld)->errlen, __VA_ARGS__);                     \
+        return (st);                                                       \
+    } while (0)
+
+/* Checks that section `id` holds at least `fixed` bytes plus `n` entries
+ * of `each` bytes, as its count field claims. */
+static clf_status need(loader *ld, int id, uint64_t fixed, uint64_t n,
+                       uint64_t each)
+{
+    uint64_t len = ld->sec[id].len;
+    if (len < fixed || (each && n > (len - fixed) / each))
+        FAIL(ld, CLF_E_FORMAT,
+             "%s section is %llu bytes, too short for its %llu entries",
+             section_names[id], (unsigned long long)len, (unsigned long long)n);
+    return CLF_OK;
+}
+
+static int is_str(const clf_program *p, uint32_t k)
+{
+    return k < p->nconsts && p->consts[k].kind == VM_K_STR;
+}
+
+static clf_status read_header(loader *ld, const uint8_t *b, size_t len,
+                              const clf_options *o)
+{
+    if (len > o->file_bytes)
+        FAIL(ld, CLF_E_LIMIT, "file is %zu bytes, over the limit of %llu bytes",
+             len, (unsigned long long)o->file_bytes);
+    if (len < VM_MAGIC_LEN || memcmp(b, VM_MAGIC, VM_MAGIC_LEN) != 0) {
+        if (len >= 4 && memcmp(b, VM_MAGIC, 4) == 0)
+            FAIL(ld, CLF_E_FORMAT, "bad magic number: the file's line endings "
+                                   "or bytes were altered in transfer");
+        FAIL(ld, CLF_E_FORMAT, "bad magic number: not a compiled rules file");
+    }
+    if (len < VM_HEADER_LEN)
+        FAIL(ld, CLF_E_FORMAT, "truncated: %zu bytes, shorter than the header", len);
+    uint32_t version = vm_rd32(b + 8);
+    if (version != VM_FORMAT_VERSION)
+        FAIL(ld, CLF_E_VERSION,
+             "unsupported format version %u (this library reads version %u); "
+             "recompile the rules with a matching classifyc",
+             version, VM_FORMAT_VERSION);
+    uint64_t declared = vm_rd64(b + 16);
+    if (declared > len)
+        FAIL(ld, CLF_E_FORMAT, "truncated: the header says %llu bytes, got %zu",
+             (unsigned long long)declared, len);
+    if (declared < len)
+        FAIL(ld, CLF_E_FORMAT, "size mismatch: the header says %llu bytes, got %zu "
+             "(trailing data)", (unsigned long long)declared, len);
+    uint32_t nsec = vm_rd32(b + 12);
+    if (nsec != VM_SEC_COUNT)
+        FAIL(ld, CLF_E_FORMAT, "bad section count %u (expected %u)", nsec, VM_SEC_COUNT);
+    uint64_t body = (uint64_t)VM_HEADER_LEN + (uint64_t)nsec * VM_SECENTRY_LEN;
+    if (len < body + VM_TRAILER_LEN)
+        FAIL(ld, CLF_E_FORMAT, "truncated: %zu bytes, shorter than the section table", len);
+    uint64_t sum = XXH3_64bits(b, len - VM_TRAILER_LEN);
+    if (sum != vm_rd64(b + len - VM_TRAILER_LEN))
+        FAIL(ld, CLF_E_FORMAT, "checksum mismatch: the file is corrupt "
+             "(XXH3-64 %016llx, stored %016llx)", (unsigned long long)sum,
+             (unsigned long long)vm_rd64(b + len - VM_TRAILER_LEN));
+    uint64_t end = len - VM_TRAILER_LEN;
+    for (uint32_t i = 0; i < nsec; i++) {
+        const uint8_t *e = b + VM_HEADER_LEN + (size_t)i * VM_SECENTRY_LEN;
+        uint32_t id = vm_rd32(e);
+        uint64_t off = vm_rd64(e + 8), size = vm_rd64(e + 16);
+        if (id != i + 1 || vm_rd32(e + 4) != 0)
+            FAIL(ld, CLF_E_FORMAT, "section table entry %u is malformed", i);
+        if (off < body || off % 8 || off > end || size > end - off)
+            FAIL(ld, CLF_E_FORMAT, "%s section lies outside the file",
+                 section_names[id]);
+        ld->sec[id].p = b + off;
+        ld->sec[id].len = size;
+    }
+    return CLF_OK;
+}
+
+static clf_status read_consts(loader *ld)
+{
+    clf_program *p = ld->prog;
+    section s = ld->sec[VM_SEC_CONST];
+    clf_status st = need(ld, VM_SEC_CONST, 8, 0, 0);
+    if (st) return st;
+    uint32_t n = vm_rd32(s.p);
+    if ((st = need(ld, VM_SEC_CONST, 8, n, 16))) return st;
+    uint64_t strbase = 8 + (uint64_t)n * 16, strlen_ = s.len - strbase;
+    p->consts = calloc(n ? n : 1, sizeof *p->consts);
+    p->strings = malloc(strlen_ ? strlen_ : 1);
+    if (!p->consts || !p->strings) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    memcpy(p->strings, s.p + strbase, strlen_);
+    p->nconsts = n;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = s.p + 8 + (size_t)i * 16;
+        vm_const *k = &p->consts[i];
+        k->kind = vm_rd32(e);
+        k->len = vm_rd32(e + 4);
+        uint64_t v = vm_rd64(e + 8);
+        if (k->kind == VM_K_INT) {
+            if (k->len != 0) FAIL(ld, CLF_E_FORMAT, "constant %u is malformed", i);
+            k->i = (int64_t)v;
+        } else if (k->kind == VM_K_STR) {
+            if (v > strlen_ || k->len >= strlen_ - v || p->strings[v + k->len] != 0)
+                FAIL(ld, CLF_E_FORMAT, "string constant %u lies outside its section", i);
+            k->str = p->strings + v;
+        } else {
+            FAIL(ld, CLF_E_FORMAT, "constant %u has unknown kind %u", i, k->kind);
+        }
+    }
+    return CLF_OK;
+}
+
+static clf_status read_funcs(loader *ld)
+{
+    clf_program *p = ld->prog;
+    section s = ld->sec[VM_SEC_FUNC];
+    clf_status st = need(ld, VM_SEC_FUNC, 8, 0, 0);
+    if (st) return st;
+    uint32_t n = vm_rd32(s.p);
+    if ((st = need(ld, VM_SEC_FUNC, 8, n, 16))) return st;
+    if (n == 0) FAIL(ld, CLF_E_FORMAT, "the program has no functions");
+    p->entry = vm_rd32(s.p + 4);
+    if (p->entry >= n) FAIL(ld, CLF_E_FORMAT, "entry function %u does not exist", p->entry);
+    p->funcs = calloc(n, sizeof *p->funcs);
+    if (!p->funcs) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    p->nfuncs = n;
+    section code = ld->sec[VM_SEC_CODE], types = ld->sec[VM_SEC_TYPES],
+            pos = ld->sec[VM_SEC_POS];
+    uint64_t ci = 0, ti = 0; /* instructions and registers used so far */
+    for (uint32_t f = 0; f < n; f++) {
+        const uint8_t *e = s.p + 8 + (size_t)f * 16;
+        vm_func *F = &p->funcs[f];
+        F->name = vm_rd32(e);
+        F->nregs = vm_rd32(e + 4);
+        F->ninsns = vm_rd32(e + 8);
+        if (!is_str(p, F->name) || vm_rd32(e + 12) != 0)
+            FAIL(ld, CLF_E_FORMAT, "function %u is malformed", f);
+        if (F->nregs > 65536)
+            FAIL(ld, CLF_E_FORMAT, "function %u has %u registers, more than 65536",
+                 f, F->nregs);
+        if (F->ninsns == 0 || F->ninsns > (code.len / 8) - ci)
+            FAIL(ld, CLF_E_FORMAT, "function %u's code lies outside the code section", f);
+        if (F->nregs > types.len - ti)
+            FAIL(ld, CLF_E_FORMAT, "function %u's register types lie outside their section", f);
+        if (ci + F->ninsns > pos.len / 12)
+            FAIL(ld, CLF_E_FORMAT, "function %u's source positions lie outside their section", f);
+        F->code = calloc(F->ninsns, sizeof *F->code);
+        F->pos = calloc(F->ninsns, sizeof *F->pos);
+        F->regtypes = malloc(F->nregs ? F->nregs : 1);
+        if (!F->code || !F->pos || !F->regtypes) FAIL(ld, CLF_E_NOMEM, "out of memory");
+        for (uint32_t i = 0; i < F->ninsns; i++) {
+            const uint8_t *q = code.p + (ci + i) * 8;
+            F->code[i].op = q[0];
+            F->code[i].zero = q[1];
+            F->code[i].a = vm_rd16(q + 2);
+            F->code[i].b = vm_rd16(q + 4);
+            F->code[i].c = vm_rd16(q + 6);
+            const uint8_t *r = pos.p + (ci + i) * 12;
+            F->pos[i].file = vm_rd32(r);
+            F->pos[i].line = vm_rd32(r + 4);
+            F->pos[i].col = vm_rd32(r + 8);
+            if (F->pos[i].file != VM_NO_REASON && !is_str(p, F->pos[i].file))
+                FAIL(ld, CLF_E_FORMAT, "function %u: bad source file at offset %u", f, i);
+        }
+        memcpy(F->regtypes, types.p + ti, F->nregs);
+        ci += F->ninsns;
+        ti += F->nregs;
+        if (F->nregs > p->maxregs) p->maxregs = F->nregs;
+    }
+    if (ci * 8 != code.len || ti != types.len || ci * 12 != pos.len)
+        FAIL(ld, CLF_E_FORMAT, "code, register-type and position sections disagree "
+             "with the function table");
+    return CLF_OK;
+}
+
+static clf_status read_tables(loader *ld)
+{
+    clf_program *p = ld->prog;
+    clf_status st;
+    section h = ld->sec[VM_SEC_HDRS];
+    if ((st = need(ld, VM_SEC_HDRS, 4, 0, 0))) return st;
+    uint32_t n = vm_rd32(h.p);
+    if ((st = need(ld, VM_SEC_HDRS, 4, n, 4))) return st;
+    p->hdrs = calloc(n ? n : 1, sizeof *p->hdrs);
+    if (!p->hdrs) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    p->nhdrs = n;
+    for (uint32_t i = 0; i < n; i++) {
+        p->hdrs[i] = vm_rd32(h.p + 4 + (size_t)i * 4);
+        if (!is_str(p, p->hdrs[i]))
+            FAIL(ld, CLF_E_FORMAT, "header slot %u does not name a string", i);
+    }
+
+    section s = ld->sec[VM_SEC_SUBJ];
+    if ((st = need(ld, VM_SEC_SUBJ, 4, 0, 0))) return st;
+    n = vm_rd32(s.p);
+    if ((st = need(ld, VM_SEC_SUBJ, 4, n, 16))) return st;
+    p->subjects = calloc(n ? n : 1, sizeof *p->subjects);
+    if (!p->subjects) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    p->nsubjects = n;
+    uint64_t bits = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = s.p + 4 + (size_t)i * 16;
+        vm_subject *S = &p->subjects[i];
+        S->kind = vm_rd32(e);
+        S->hdr = vm_rd32(e + 4);
+        S->ntests = vm_rd32(e + 8);
+        if (S->kind >= VM_SUBJ_KIND_COUNT || vm_rd32(e + 12) != 0 ||
+            (S->kind == VM_SUBJ_HEADER ? S->hdr >= p->nhdrs : S->hdr != 0) ||
+            S->ntests == 0 || S->ntests > 65536)
+            FAIL(ld, CLF_E_FORMAT, "subject %u is malformed", i);
+        S->bit_base = (uint32_t)bits;
+        bits += S->ntests;
+        if (bits > UINT32_MAX / 2) FAIL(ld, CLF_E_FORMAT, "too many tests");
+    }
+    p->nbits = (uint32_t)bits;
+
+    section q = ld->sec[VM_SEC_PAT];
+    if ((st = need(ld, VM_SEC_PAT, 4, 0, 0))) return st;
+    n = vm_rd32(q.p);
+    if ((st = need(ld, VM_SEC_PAT, 4, n, 16))) return st;
+    p->patterns = calloc(n ? n : 1, sizeof *p->patterns);
+    if (!p->patterns) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    p->npatterns = n;
+    const uint32_t allowed = HS_FLAG_CASELESS | HS_FLAG_DOTALL | HS_FLAG_MULTILINE |
+                             HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = q.p + 4 + (size_t)i * 16;
+        vm_pattern *P = &p->patterns[i];
+        P->subject = vm_rd32(e);
+        P->test = vm_rd32(e + 4);
+        P->flags = vm_rd32(e + 8);
+        P->expr = vm_rd32(e + 12);
+        if (P->subject >= p->nsubjects || P->test >= p->subjects[P->subject].ntests ||
+            (P->flags & ~allowed) || !is_str(p, P->expr))
+            FAIL(ld, CLF_E_FORMAT, "pattern %u is malformed", i);
+    }
+    return CLF_OK;
+}
+
+/* Deserializes each subject's database, or rebuilds it from the patterns
+ * when this Hyperscan or this CPU cannot use the stored one. */
+static clf_status read_databases(loader *ld)
+{
+    clf_program *p = ld->prog;
+    section d = ld->sec[VM_SEC_HSDB];
+    clf_status st = need(ld, VM_SEC_HSDB, 0, p->nsubjects, 16);
+    if (st) return st;
+    for (uint32_t i = 0; i < p->nsubjects; i++) {
+        uint64_t off = vm_rd64(d.p + (size_t)i * 16), size = vm_rd64(d.p + (size_t)i * 16 + 8);
+        if (off < (uint64_t)p->nsubjects * 16 || off > d.len || size > d.len - off)
+            FAIL(ld, CLF_E_FORMAT, "database %u lies outside its section", i);
+        hs_database_t *db = NULL;
+        hs_error_t rc = hs_deserialize_database((const char *)d.p + off, (size_t)size, &db);
+        if (rc == HS_DB_VERSION_ERROR || rc == HS_DB_PLATFORM_ERROR) {
+            long bad;
+            if ((st = vm_subject_build(p, i, &db, &bad, ld->err, ld->errlen)))
+                return st;
+        } else if (rc == HS_NOMEM) {
+            FAIL(ld, CLF_E_NOMEM, "out of memory");
+        } else if (rc != HS_SUCCESS) {
+            FAIL(ld, CLF_E_FORMAT, "database %u is corrupt (Hyperscan error %d)", i, rc);
+        }
+        p->subjects[i].db = db;
+    }
+    return CLF_OK;
+}
+
+
+
+clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
+                   clf_program **out, char *err, size_t errlen)
+{
+    loader ld = {.err = err, .errlen = errlen};
+    clf_status st;
+    *out = NULL;
+    if ((st = read_header(&ld, b, len, o))) return st;
+    ld.prog = calloc(1, sizeof *ld.prog);
+    if (!ld.prog) {
+        vm_errf(err, errlen, "out of memory");
+        return CLF_E_NOMEM;
+    }
+    ld.prog->ws_bytes = o->workspace_bytes;
+    ld.prog->max_headers = o->headers;
+    if (!(st = read_consts(&ld)) && !(st = read_funcs(&ld)) &&
+        !(st = read_tables(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
+        !(st = read_databases(&ld))) {
+        *out = ld.prog;
+        return CLF_OK;
+    }
+    vm_program_free(ld.prog);
+    return st;
+}
+
+void vm_program_free(clf_program *p)
+{
+    if (!p) return;
+    for (uint32_t f = 0; p->funcs && f < p->nfuncs; f++) {
+        free(p->funcs[f].code);
+        free(p->funcs[f].pos);
+        free(p->funcs[f].regtypes);
+    }
+    for (uint32_t i = 0; p->subjects && i < p->nsubjects; i++)
+        hs_free_database(p->subjects[i].db);
+    free(p->funcs);
+    free(p->consts);
+    free(p->strings);
+    free(p->hdrs);
+    free(p->subjects);
+    free(p->patterns);
+    free(p);
+}

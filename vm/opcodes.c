@@ -1,0 +1,30 @@
+/* opcodes.c: tables generated from opcodes.def. */
+#include "opcodes.h"
+
+const vm_opinfo vm_opinfo_table[VM_OP_COUNT] = {
+#define OP(name, a, b, c, doc) \
+    {#name, {VM_OPND_##a, VM_OPND_##b, VM_OPND_##c}, doc},
+#include "opcodes.def"
+#undef OP
+};
+
+int vm_operand_is_wide(vm_operand k)
+{
+    return k == VM_OPND_KS || k == VM_OPND_KI || k == VM_OPND_KR ||
+           k == VM_OPND_IMM || k == VM_OPND_JMP;
+}
+
+vm_type vm_operand_regtype(vm_operand k)
+{
+    switch (k) {
+    case VM_OPND_WB: case VM_OPND_RB: return VM_T_BOOL;
+    case VM_OPND_WI: case VM_OPND_RI: return VM_T_INT;
+    case VM_OPND_WS: case VM_OPND_RS: return VM_T_STR;
+    default: return (vm_type)0;
+    }
+}
+
+int vm_operand_writes(vm_operand k)
+{
+    return k == VM_OPND_WB || k == VM_OPND_WI || k == VM_OPND_WS;
+}

@@ -1,0 +1,65 @@
+/*
+ * opcodes.h: the VM instruction set, generated from opcodes.def.
+ *
+ * An instruction is 8 bytes: opcode, a zero byte, and three 16-bit
+ * operands A, B, C. Some opcodes read B and C together as one 32-bit
+ * operand Bx = B | C << 16 (constant indices, jump offsets, immediates).
+ */
+#ifndef VM_OPCODES_H
+#define VM_OPCODES_H
+
+#include <stdint.h>
+
+typedef enum vm_opcode {
+#define OP(name, a, b, c, doc) OP_##name,
+#include "opcodes.def"
+#undef OP
+    VM_OP_COUNT
+} vm_opcode;
+
+_Static_assert(VM_OP_COUNT <= 256, "an opcode must fit in one byte");
+
+/* What an operand is; see opcodes.def for the meaning of each kind. */
+typedef enum vm_operand {
+    VM_OPND_NONE = 0,
+    VM_OPND_WB, VM_OPND_WI, VM_OPND_WS, /* register written */
+    VM_OPND_RB, VM_OPND_RI, VM_OPND_RS, /* register read */
+    VM_OPND_KS, VM_OPND_KI, VM_OPND_KR, /* constants (Bx) */
+    VM_OPND_IMM,                        /* signed immediate (Bx) */
+    VM_OPND_FLD, VM_OPND_HDR, VM_OPND_SUBJ, VM_OPND_TEST,
+    VM_OPND_JMP                         /* forward offset (Bx) */
+} vm_operand;
+
+/* Register types, as stored per register in the rules file. */
+typedef enum vm_type { VM_T_BOOL = 1, VM_T_INT = 2, VM_T_STR = 3 } vm_type;
+
+typedef struct vm_insn {
+    uint8_t op;
+    uint8_t zero; /* must be 0: keeps the format open for later flags */
+    uint16_t a, b, c;
+} vm_insn;
+
+#define VM_BX(in) ((uint32_t)(in).b | ((uint32_t)(in).c << 16))
+#define VM_SBX(in) ((int32_t)VM_BX(in))
+#define VM_NO_REASON UINT32_C(0xffffffff)
+
+/* Request fields addressed by OP_FIELD (and the subject kinds below). */
+enum { VM_FIELD_METHOD = 0, VM_FIELD_PATH = 1, VM_FIELD_QUERY = 2,
+       VM_FIELD_COUNT = 3 };
+
+typedef struct vm_opinfo {
+    const char *name;
+    uint8_t opnd[3]; /* vm_operand of A, B, C */
+    const char *doc;
+} vm_opinfo;
+
+extern const vm_opinfo vm_opinfo_table[VM_OP_COUNT];
+
+/* True when operand kind k occupies B and C together. */
+int vm_operand_is_wide(vm_operand k);
+/* The register type an operand kind reads or writes, or 0. */
+vm_type vm_operand_regtype(vm_operand k);
+/* True for register operands that are written. */
+int vm_operand_writes(vm_operand k);
+
+#endif

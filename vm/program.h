@@ -1,0 +1,161 @@
+/*
+ * program.h: the in-memory form of a compiled program, shared by the code
+ * generator (which fills one and hands it to vm_write), the loader (which
+ * rebuilds one from a rules file) and the interpreter.
+ *
+ * Every index stored here is checked by the loader (bounds) and the
+ * verifier (meaning) before the interpreter sees it, so the interpreter
+ * does no checks of its own.
+ */
+#ifndef VM_PROGRAM_H
+#define VM_PROGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <hs.h>
+
+#include "classify.h"
+#include "opcodes.h"
+
+#ifdef __GNUC__
+#define VM_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define VM_INTERNAL
+#endif
+
+typedef enum vm_const_kind { VM_K_STR = 1, VM_K_INT = 2 } vm_const_kind;
+
+typedef struct vm_const {
+    uint32_t kind;   /* vm_const_kind */
+    uint32_t len;    /* VM_K_STR: length in bytes */
+    const char *str; /* VM_K_STR: bytes, NUL-terminated at str[len] */
+    int64_t i;       /* VM_K_INT */
+} vm_const;
+
+/* Where an instruction came from: constant index of the file name (or
+ * VM_NO_REASON when unknown), 1-based line and column. */
+typedef struct vm_pos {
+    uint32_t file, line, col;
+} vm_pos;
+
+typedef struct vm_func {
+    uint32_t name;     /* string constant */
+    uint32_t nregs;
+    uint32_t ninsns;
+    vm_insn *code;     /* ninsns */
+    uint8_t *regtypes; /* nregs, vm_type each */
+    vm_pos *pos;       /* ninsns */
+} vm_func;
+
+/* What a subject's database is scanned against. */
+typedef enum vm_subject_kind {
+    VM_SUBJ_METHOD = VM_FIELD_METHOD,
+    VM_SUBJ_PATH = VM_FIELD_PATH,
+    VM_SUBJ_QUERY = VM_FIELD_QUERY,
+    VM_SUBJ_HEADER = 3,  /* header slot `hdr` */
+    VM_SUBJ_DYNAMIC = 4, /* a value computed by the program (OP_SCAND) */
+    VM_SUBJ_KIND_COUNT
+} vm_subject_kind;
+
+/* One Hyperscan database and the tests it answers. Test t of the subject
+ * is bit (bit_base + t) of a context's scan bitset. */
+typedef struct vm_subject {
+    uint32_t kind;   /* vm_subject_kind */
+    uint32_t hdr;    /* VM_SUBJ_HEADER: header slot */
+    uint32_t ntests; /* >= 1 */
+    uint32_t bit_base;
+    hs_database_t *db;
+} vm_subject;
+
+/* One Hyperscan expression. Its match id is `test`; all expressions of
+ * a string set share the test of the set. */
+typedef struct vm_pattern {
+    uint32_t subject;
+    uint32_t test;
+    uint32_t flags; /* HS_FLAG_* */
+    uint32_t expr;  /* string constant: the Hyperscan expression */
+} vm_pattern;
+
+struct clf_program {
+    vm_const *consts;
+    uint32_t nconsts;
+    vm_func *funcs;
+    uint32_t nfuncs;
+    uint32_t entry;    /* index of `main` */
+    uint32_t *hdrs;    /* string constants: lower-case header names */
+    uint32_t nhdrs;
+    vm_subject *subjects;
+    uint32_t nsubjects;
+    vm_pattern *patterns;
+    uint32_t npatterns;
+    uint32_t nbits;    /* sum of subjects' ntests */
+    uint32_t maxregs;  /* largest nregs of any function */
+    /* Loader-owned storage (NULL in a program built by the compiler). */
+    char *strings;     /* constant bytes */
+    void *alloc_block; /* decoded tables */
+    uint64_t ws_bytes; /* CLF_LIMIT_WORKSPACE_BYTES */
+    uint64_t max_headers;
+};
+
+/* Default limits (docs/limits.md). */
+#define VM_DEFAULT_FILE_BYTES (UINT64_C(64) << 20)
+#define VM_DEFAULT_HEADERS 256
+#define VM_DEFAULT_WORKSPACE_BYTES (UINT64_C(256) << 10)
+
+struct clf_options {
+    uint64_t file_bytes;
+    uint64_t headers;
+    uint64_t workspace_bytes;
+};
+
+/* Formats a message into err/errlen (both may be 0/NULL). */
+VM_INTERNAL void vm_errf(char *err, size_t errlen, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- load.c ---- */
+
+/* Reads, checks and verifies a rules file; see clf_program_load(). */
+VM_INTERNAL clf_status vm_load(const uint8_t *bytes, size_t len,
+                               const clf_options *opts, clf_program **out,
+                               char *err, size_t errlen);
+/* Frees a program made by vm_load() (NULL-safe). */
+VM_INTERNAL void vm_program_free(clf_program *prog);
+
+/* ---- patterns.c ---- */
+
+/* Builds the Hyperscan database of subject `s` from the program's
+ * patterns (hs_compile_multi, generic x86-64 target so that the database
+ * loads on any CPU Hyperscan supports). On failure returns
+ * CLF_E_BACKEND, writes a message, and stores in *bad_pattern the index
+ * of the offending pattern in prog->patterns, or -1. */
+VM_INTERNAL clf_status vm_subject_build(const clf_program *prog, uint32_t s,
+                                        hs_database_t **out, long *bad_pattern,
+                                        char *err, size_t errlen);
+
+/* ---- write.c ---- */
+
+/* Serializes `prog` (whose subjects' databases are built) into a new
+ * malloc'd buffer. Returns CLF_OK, CLF_E_NOMEM or CLF_E_BACKEND. */
+VM_INTERNAL clf_status vm_write(const clf_program *prog, uint8_t **out,
+                                size_t *outlen, char *err, size_t errlen);
+
+/* ---- verify.c ---- */
+
+/* Checks every function of `prog` (see verify.c for the rules). Returns
+ * CLF_OK or CLF_E_VERIFY with a message naming the function and the
+ * instruction offset. */
+VM_INTERNAL clf_status vm_verify(const clf_program *prog, char *err,
+                                 size_t errlen);
+
+/* ---- disasm.c ---- */
+
+/* Called before each instruction that starts a new source line, so that a
+ * caller holding the sources can print them; may be NULL. */
+typedef void (*vm_source_fn)(void *ud, const char *file, uint32_t line);
+VM_INTERNAL void vm_disassemble(const clf_program *prog, clf_write_fn write,
+                                vm_source_fn source, void *ud);
+
+#endif
