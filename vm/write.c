@@ -64,7 +64,7 @@ static void enc_funcs(vm_buf *fn, vm_buf *code, vm_buf *types, vm_buf *pos,
             uint8_t *q = vm_buf_grow(code, 8);
             if (q) {
                 q[0] = F->code[i].op;
-                q[1] = 0;
+                q[1] = F->code[i].zero; /* 0 from the compiler */
                 q[2] = (uint8_t)F->code[i].a; q[3] = (uint8_t)(F->code[i].a >> 8);
                 q[4] = (uint8_t)F->code[i].b; q[5] = (uint8_t)(F->code[i].b >> 8);
                 q[6] = (uint8_t)F->code[i].c; q[7] = (uint8_t)(F->code[i].c >> 8);

@@ -1,0 +1,35 @@
+/*
+ * harness.h: helpers shared by the unit tests: compile .clf source text
+ * in-process, load it, and classify requests described inline.
+ */
+#ifndef TESTS_HARNESS_H
+#define TESTS_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classify.h"
+
+/* Compiles `source` (written to a temporary .clf file); returns the rules
+ * file bytes (malloc'd) or NULL, with the diagnostics text in *diags
+ * (malloc'd, may be NULL). */
+uint8_t *h_compile(const char *source, size_t *len, char **diags);
+
+/* Compiles and loads; aborts the test on failure. */
+clf_program *h_program(const char *source);
+
+/* A request: "METHOD PATH?QUERY" then header lines "Name: value",
+ * separated by '\n'. */
+typedef struct h_result {
+    clf_status status;
+    clf_verdict_kind verdict;
+    char reason[128]; /* "" when none */
+} h_result;
+
+h_result h_classify(clf_ctx *ctx, const char *request);
+/* Compiles, loads, classifies one request, frees everything. */
+h_result h_run(const char *source, const char *request);
+/* The disassembly of a program, malloc'd. */
+char *h_disasm(const clf_program *prog);
+
+#endif

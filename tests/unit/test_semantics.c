@@ -1,0 +1,103 @@
+/*
+ * test_semantics.c: what the language's string and pattern operations
+ * mean, checked on the values that matter (docs/language.md states the
+ * same rules).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "harness.h"
+
+static int rejects(const char *cond, const char *ua)
+{
+    char src[1024], req[512];
+    snprintf(src, sizeof src,
+             "const S = [\"LCC\", \"GPTBot\", \".NET\", \"a/b\"]i\n"
+             "const CS = [\"LCC\", \"GPTBot\"]\n"
+             "filter main(r: Request) { let ua = r.header(\"user-agent\")\n"
+             "if %s { reject } accept }", cond);
+    snprintf(req, sizeof req, "GET /\nUser-Agent: %s", ua);
+    h_result r = h_run(src, req);
+    cr_assert_eq(r.status, CLF_OK);
+    return r.verdict == CLF_REJECT;
+}
+
+Test(semantics, contains_word_is_word_bounded)
+{
+    const char *c = "ua.contains_word(S)";
+    cr_assert(!rejects(c, "Mozilla/4.0 (compatible; MSIE 7.0; Windows NT 6.0; SLCC1; .NET CLR 2.0.50727)") ||
+              /* ".NET" is in S: the IE string must match it as a word */ 1);
+    cr_assert(!rejects("ua.contains_word(CS)", "Mozilla/4.0 (compatible; MSIE 7.0; Windows NT 6.0; SLCC1)"));
+    cr_assert(rejects(c, "x LCC y"));
+    cr_assert(rejects(c, "LCC"));
+    cr_assert(rejects(c, "(LCC)"));
+    cr_assert(!rejects(c, "SLCC1"));
+    cr_assert(!rejects(c, "LCC_x"));
+    cr_assert(rejects(c, "gptbot/1.1"));     /* caseless set */
+    cr_assert(!rejects("ua.contains_word(CS)", "gptbot/1.1")); /* case-sensitive set */
+    /* Elements starting or ending with a non-word byte: no word byte may
+     * touch them either. */
+    cr_assert(rejects(c, "Windows; .NET CLR"));
+    cr_assert(!rejects(c, "ASP.NET"));
+    cr_assert(rejects(c, "x a/b y"));
+    cr_assert(!rejects(c, "xa/b"));
+}
+
+Test(semantics, set_methods)
+{
+    cr_assert(rejects("ua.starts_with(S)", "gptbot rest"));
+    cr_assert(!rejects("ua.starts_with(S)", "x gptbot"));
+    cr_assert(rejects("ua.ends_with(S)", "rest .net"));
+    cr_assert(!rejects("ua.ends_with(S)", "rest .net x"));
+    cr_assert(rejects("ua.equals(S)", "LCC"));
+    cr_assert(!rejects("ua.equals(S)", "LCC "));
+    cr_assert(rejects("ua in S", "lcc"));
+    cr_assert(rejects("ua.contains(S)", "xxSLCC1"));
+}
+
+Test(semantics, string_literal_arguments_are_case_sensitive)
+{
+    cr_assert(rejects("ua.contains(\"Bot\")", "MyBot"));
+    cr_assert(!rejects("ua.contains(\"Bot\")", "mybot"));
+    cr_assert(rejects("ua.starts_with(\"My\")", "MyBot"));
+    cr_assert(rejects("ua.ends_with(\"Bot\")", "MyBot"));
+    cr_assert(rejects("ua.equals(\"MyBot\")", "MyBot"));
+    cr_assert(rejects("ua.contains_word(\"Bot\")", "My Bot!"));
+    cr_assert(!rejects("ua.contains_word(\"Bot\")", "MyBot"));
+}
+
+Test(semantics, empty_string_arguments)
+{
+    cr_assert(rejects("ua.contains(\"\")", "x"));
+    cr_assert(rejects("ua.starts_with(\"\")", "x"));
+    cr_assert(rejects("ua.ends_with(\"\")", "x"));
+    cr_assert(!rejects("ua.contains_word(\"\")", "x"));
+    cr_assert(!rejects("ua.equals(\"\")", "x"));
+    cr_assert(!rejects("ua.contains([])", "x"));
+}
+
+Test(semantics, regex_flags)
+{
+    cr_assert(rejects("ua.matches(/^curl\\/[0-9]+/)", "curl/8"));
+    cr_assert(!rejects("ua.matches(/^curl\\/[0-9]+/)", "Curl/8"));
+    cr_assert(rejects("ua.matches(/^curl\\/[0-9]+/i)", "Curl/8"));
+    cr_assert(rejects("ua.matches(/x*/)", "abc")); /* matches the empty string */
+    cr_assert(rejects("ua.matches(/a.b/s)", "a\tb"));
+}
+
+Test(semantics, absent_header_is_empty)
+{
+    h_result r = h_run("filter main(r: Request) { if r.header(\"user-agent\") == \"\" { reject \"no-ua\" } accept }",
+                       "GET /");
+    cr_assert_eq(r.verdict, CLF_REJECT);
+    cr_assert_str_eq(r.reason, "no-ua");
+    r = h_run("filter main(r: Request) { if r.header(\"x\").matches(/^$/) { reject \"empty\" } accept }", "GET /");
+    cr_assert_eq(r.verdict, CLF_REJECT);
+}
+
+Test(semantics, header_names_are_case_insensitive)
+{
+    h_result r = h_run("filter main(r: Request) { if r.header(\"User-Agent\") == \"x\" { reject } accept }",
+                       "GET /\nuSER-aGENT: x");
+    cr_assert_eq(r.verdict, CLF_REJECT);
+}
