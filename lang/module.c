@@ -193,7 +193,8 @@ static module *load(compilation *c, char *path, const module *importer, uint32_t
         free(path);
         if (m->loading) {
             diag *d = src_error(c->src, importer->file, import_off,
-                                "import cycle: \"%s\" imports itself", c->src->files[m->file].path);
+                                "import cycle: \"%s\" is imported again while it is being loaded",
+                                c->src->files[m->file].path);
             for (const module *x = importer; x && x != m; x = x->importer)
                 src_note(c->src, d, x->importer ? x->importer->file : UINT32_MAX,
                          x->import_off, "\"%s\" is imported here", c->src->files[x->file].path);
