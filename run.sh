@@ -1,0 +1,66 @@
+#!/bin/sh
+# run.sh: the project's two entry points, each doing its own set-up on a
+# fresh Debian 12 machine (installs missing packages, configures, builds).
+#
+#   ./run.sh demo    compile the bundled default rules (examples/main.clf)
+#                    and classify the bundled example requests
+#   ./run.sh test    run the whole test suite; the last line reads
+#                    "N passed, N failed, N skipped"
+#   ./run.sh bench   run the benchmark (bench/README.md)
+#
+# Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora).
+set -eu
+
+cd "$(dirname "$0")"
+BUILD_DIR=${BUILD_DIR:-build}
+
+# Debian packages the build and the tests need (README.md says why).
+PACKAGES="gcc meson ninja-build pkg-config re2c lemon libhyperscan-dev
+libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml"
+
+ensure_packages() {
+    missing=""
+    for p in $PACKAGES; do
+        dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing="$missing $p"
+    done
+    [ -z "$missing" ] && return 0
+    echo "run.sh: installing:$missing" >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    # shellcheck disable=SC2086
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+build() {
+    ensure_packages
+    if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+        meson setup "$BUILD_DIR" ${CORPORA:+-Dcorpora="$CORPORA"} >&2
+    fi
+    ninja -C "$BUILD_DIR" >&2
+}
+
+demo() {
+    build
+    out="$BUILD_DIR/demo"
+    mkdir -p "$out"
+    "$BUILD_DIR/cli/classifyc" -I stdlib examples/main.clf -o "$out/rules.bin"
+    echo "compiled examples/main.clf -> $out/rules.bin ($(wc -c < "$out/rules.bin") bytes)"
+    "$BUILD_DIR/cli/classify-run" "$out/rules.bin" --request examples/requests/*.http
+}
+
+test_suite() {
+    build
+    rc=0
+    meson test -C "$BUILD_DIR" --num-processes 1 --print-errorlogs "$@" || rc=$?
+    python3 tests/summarize.py "$BUILD_DIR/meson-logs/testlog.json"
+    return $rc
+}
+
+case "${1:-}" in
+    demo) demo ;;
+    test) shift; test_suite "$@" ;;
+    bench) build; shift; exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
+    *) echo "usage: ./run.sh demo | test | bench" >&2; exit 2 ;;
+esac

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Prints "N passed, N failed, N skipped" for a meson test log.
+
+TAP tests count each test case ("not ok" = failed, "# SKIP" = skipped);
+other tests count once by their result. A TAP test that crashed or timed
+out without reporting a failing case counts one failure more.
+"""
+import json
+import re
+import sys
+
+passed = failed = skipped = 0
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    out = t.get("stdout") or ""
+    tap = [l for l in out.splitlines() if re.match(r"(not )?ok\b", l)]
+    plan_skip = re.search(r"^1\.\.0\s*#\s*SKIP", out, re.M | re.I)
+    if plan_skip:
+        skipped += 1
+    elif tap and re.search(r"^1\.\.\d+", out, re.M):
+        for l in tap:
+            if l.startswith("not ok"):
+                failed += 1
+            elif "# SKIP" in l.upper():
+                skipped += 1
+            else:
+                passed += 1
+        if t["result"] in ("ERROR", "TIMEOUT", "FAIL") and not any(l.startswith("not ok") for l in tap):
+            failed += 1
+    elif t["result"] in ("OK", "EXPECTEDFAIL"):
+        passed += 1
+    elif t["result"] == "SKIP":
+        skipped += 1
+    else:
+        failed += 1
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
