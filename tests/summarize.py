@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Prints "N passed, N failed, N skipped" for a meson test log.
 
+A `not ok ... # TODO` case (a known bug, listed in the test) is counted
+as skipped, as TAP does not count it as a failure.
+
 TAP tests count each test case ("not ok" = failed, "# SKIP" = skipped);
 other tests count once by their result. A TAP test that crashed or timed
 out without reporting a failing case counts one failure more.
@@ -19,13 +22,16 @@ for line in open(sys.argv[1]):
         skipped += 1
     elif tap and re.search(r"^1\.\.\d+", out, re.M):
         for l in tap:
-            if l.startswith("not ok"):
+            if l.startswith("not ok") and "# TODO" in l.upper():
+                skipped += 1  # a known, documented bug: TAP does not count it as a failure
+            elif l.startswith("not ok"):
                 failed += 1
             elif "# SKIP" in l.upper():
                 skipped += 1
             else:
                 passed += 1
-        if t["result"] in ("ERROR", "TIMEOUT", "FAIL") and not any(l.startswith("not ok") for l in tap):
+        if t["result"] in ("ERROR", "TIMEOUT", "FAIL") and not any(
+                l.startswith("not ok") and "# TODO" not in l.upper() for l in tap):
             failed += 1
     elif t["result"] in ("OK", "EXPECTEDFAIL"):
         passed += 1

@@ -159,11 +159,12 @@ clf_status vm_run(clf_ctx *ctx, clf_verdict *out)
 #define JUMP(off) do { ip += 1 + (off); DISPATCH(); } while (0)
     DISPATCH();
 #else
-#define DISPATCH() continue
+/* No do-while wrappers here: `continue` must reach the for loop. */
 #define CASE(name) case OP_##name:
-#define NEXT() do { ip++; continue; } while (0)
-#define JUMP(off) do { ip += 1 + (off); continue; } while (0)
+#define NEXT() { ip++; continue; }
+#define JUMP(off) { ip += 1 + (off); continue; }
     for (;;) switch ((vm_opcode)ip->op) {
+    default: return CLF_E_STATE; /* unreachable: the verifier checked every opcode */
 #endif
 
     CASE(LOADK)  R[A].s.p = K[BX].str; R[A].s.n = K[BX].len; NEXT();
