@@ -18,6 +18,7 @@
 
 static const char usage[] =
     "usage: classifyc [options] FILE.clf\n"
+    "       (FILE.clf may be - for standard input; then -o is required)\n"
     "\n"
     "Compiles FILE.clf and the modules it imports into one self-contained\n"
     "rules file for libclassify and classify-run.\n"
@@ -149,6 +150,11 @@ int main(int argc, char **argv)
     }
     if (!input) {
         fputs("classifyc: no input file\ntry 'classifyc --help'\n", stderr);
+        free(incs);
+        return 2;
+    }
+    if (strcmp(input, "-") == 0 && !output && !check && !dump && !ast && !tokens) {
+        fputs("classifyc: reading the source from standard input: give -o FILE\n", stderr);
         free(incs);
         return 2;
     }

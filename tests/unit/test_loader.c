@@ -206,3 +206,51 @@ Test(loader, resealed_byte_flips_never_crash)
     free(c);
     free(b);
 }
+
+/* A database from another Hyperscan version (HS_DB_VERSION_ERROR) is
+ * rebuilt from the stored patterns, and classification is unchanged. */
+Test(loader, foreign_database_is_rebuilt)
+{
+    size_t len;
+    uint8_t *b = good(&len);
+    const uint8_t *tab = b + VM_HEADER_LEN + (VM_SEC_HSDB - 1) * VM_SECENTRY_LEN;
+    uint64_t sec = vm_rd64(tab + 8);
+    uint32_t nsubj = 2; /* user-agent and path */
+    for (uint32_t i = 0; i < nsubj; i++) {
+        uint8_t *blob = b + sec + vm_rd64(b + sec + (size_t)i * 16);
+        cr_assert_eq(vm_rd32(blob), 0xdbdbdbdbu, "Hyperscan's serialized magic");
+        vm_wr32(blob + 4, vm_rd32(blob + 4) ^ 0x00010000u); /* another minor version */
+    }
+    reseal(b, len);
+    clf_program *p = NULL;
+    char err[CLF_ERRMSG_SIZE];
+    cr_assert_eq(clf_program_load(b, len, NULL, &p, err, sizeof err), CLF_OK, "%s", err);
+    clf_ctx *ctx;
+    cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
+    h_result r = h_classify(ctx, "GET /\nUser-Agent: Mozilla/5.0 (compatible; GPTBot/1.1)");
+    cr_assert_str_eq(r.reason, "ai");
+    r = h_classify(ctx, "GET /wp-admin/x\nUser-Agent: Mozilla/5.0");
+    cr_assert_str_eq(r.reason, "probe");
+    r = h_classify(ctx, "GET /\nUser-Agent: Mozilla/5.0 SLCC1");
+    cr_assert_eq(r.verdict, CLF_ACCEPT);
+    clf_ctx_free(ctx);
+    clf_program_free(p);
+    free(b);
+}
+
+/* A database blob that is damaged (not a version or platform mismatch)
+ * is refused. */
+Test(loader, damaged_database_is_refused)
+{
+    size_t len;
+    uint8_t *b = good(&len);
+    const uint8_t *tab = b + VM_HEADER_LEN + (VM_SEC_HSDB - 1) * VM_SECENTRY_LEN;
+    uint64_t sec = vm_rd64(tab + 8);
+    uint8_t *blob = b + sec + vm_rd64(b + sec);
+    blob[0] ^= 0xff; /* Hyperscan's magic */
+    reseal(b, len);
+    char err[CLF_ERRMSG_SIZE];
+    cr_assert_eq(load(b, len, err), CLF_E_FORMAT);
+    cr_assert(strstr(err, "database 0 is corrupt (Hyperscan error"), "%s", err);
+    free(b);
+}

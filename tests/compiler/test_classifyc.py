@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the classifyc command line (TAP).
+
+usage: test_classifyc.py CLASSIFYC CLASSIFY_RUN SOURCE_ROOT
+
+Checks the documented exit statuses (0 ok, 1 source errors, 2 usage or
+I/O errors), that output is written atomically (a failed compile leaves no
+file and leaves an existing one untouched, and no temporary file behind),
+the default output name, -I and $CLASSIFY_PATH resolution, --check,
+--dump and that --help lists every option the docs mention.
+"""
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+
+classifyc, classify_run, root = sys.argv[1:4]
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append((bool(cond), name, detail))
+
+
+def run(*args, env=None, cwd=None, stdin=None):
+    e = dict(os.environ)
+    e.pop("CLASSIFY_PATH", None)
+    if env:
+        e.update(env)
+    return subprocess.run([classifyc, *args], capture_output=True, env=e, cwd=cwd,
+                          input=stdin, timeout=60)
+
+
+GOOD = b'filter main(r: Request) { if r.path == "/x" { reject "x" } accept }\n'
+BAD = b'filter main(r: Request) { if r.path == 1 { reject } accept }\n'
+
+with tempfile.TemporaryDirectory() as d:
+    good = os.path.join(d, "good.clf")
+    bad = os.path.join(d, "bad.clf")
+    open(good, "wb").write(GOOD)
+    open(bad, "wb").write(BAD)
+
+    # Success, default output name, the file loads in classify-run.
+    p = run(good)
+    check("compile ok exits 0", p.returncode == 0, p.stderr)
+    out = os.path.join(d, "good.bin")
+    check("default output is FILE.bin", os.path.exists(out))
+    mode = stat.S_IMODE(os.stat(out).st_mode)
+    check("output mode follows the umask (not mkstemp's 0600)", mode & 0o044 == 0o044, oct(mode))
+    r = subprocess.run([classify_run, out, "--ua-file", "-"], input=b"x\n", capture_output=True)
+    check("output loads and classifies", r.returncode == 0 and r.stdout.startswith(b"accept"), r.stdout)
+
+    # Source errors: exit 1, nothing written, the old output untouched.
+    target = os.path.join(d, "keep.bin")
+    open(target, "wb").write(b"old contents")
+    p = run(bad, "-o", target)
+    check("source error exits 1", p.returncode == 1, p.returncode)
+    check("source error message has file:line:col",
+          b"bad.clf:1:37: error: cannot compare str with int" in p.stderr, p.stderr)
+    check("error count line", p.stderr.rstrip().endswith(b"classifyc: 1 error"), p.stderr)
+    check("failed compile leaves the old output untouched", open(target, "rb").read() == b"old contents")
+    p = run(bad, "-o", os.path.join(d, "new.bin"))
+    check("failed compile creates no output", not os.path.exists(os.path.join(d, "new.bin")))
+    check("no temporary files left", not [f for f in os.listdir(d) if f.startswith(".")], os.listdir(d))
+
+    # Successful compile replaces the old output.
+    p = run(good, "-o", target)
+    check("compile replaces an existing output", p.returncode == 0 and open(target, "rb").read()[:4] == b"\x89CLF")
+
+    # --check writes nothing.
+    p = run(good, "--check", "-o", os.path.join(d, "checked.bin"))
+    check("--check exits 0 and writes nothing",
+          p.returncode == 0 and not os.path.exists(os.path.join(d, "checked.bin")), p.stderr)
+    p = run(bad, "--check")
+    check("--check reports errors with exit 1", p.returncode == 1)
+
+    # --dump prints disassembly with source lines.
+    p = run(good, "--dump")
+    check("--dump shows source lines and opcodes",
+          p.returncode == 0 and b"; " + good.encode() + b":1:" in p.stdout and b"REJECT" in p.stdout, p.stdout)
+
+    # I/O and usage errors: exit 2.
+    p = run(os.path.join(d, "missing.clf"))
+    check("missing input exits 2", p.returncode == 2, p.returncode)
+    check("missing input message", b"missing.clf: cannot open: No such file or directory" in p.stderr, p.stderr)
+    p = run(good, "-o", os.path.join(d, "no", "such", "dir.bin"))
+    check("unwritable output exits 2", p.returncode == 2, p.stderr)
+    check("unwritable output message", b"cannot create a temporary file beside" in p.stderr, p.stderr)
+    p = run("--bogus")
+    check("unknown option exits 2", p.returncode == 2 and b"unknown option" in p.stderr)
+    p = run()
+    check("no input exits 2", p.returncode == 2 and b"no input file" in p.stderr)
+    p = run(good, bad)
+    check("two inputs exit 2", p.returncode == 2)
+    p = run("-o")
+    check("-o without a value exits 2", p.returncode == 2)
+    p = run(good, "--max-source-bytes", "10")
+    check("source limit exits 2 with a message",
+          p.returncode == 2 and b"larger than the source limit of 10 bytes" in p.stderr, p.stderr)
+    p = run("-", "--check", stdin=GOOD)
+    check("- reads standard input", p.returncode == 0, p.stderr)
+    p = run("-", stdin=GOOD)
+    check("- without -o is a usage error", p.returncode == 2 and b"-o" in p.stderr, p.stderr)
+
+    # Module search: -I, then $CLASSIFY_PATH, then --stdlib.
+    mods = os.path.join(d, "mods")
+    os.mkdir(mods)
+    open(os.path.join(mods, "m.clf"), "wb").write(b'pub const S = ["evil"]i\n')
+    user = os.path.join(d, "user.clf")
+    open(user, "wb").write(b'import "m"\nfilter main(r: Request) { if r.path.contains(m.S) { reject } accept }\n')
+    check("import fails without a search path", run(user, "--check", "--stdlib", d + "/none").returncode == 1)
+    check("import through -I", run(user, "--check", "-I", mods).returncode == 0)
+    check("import through -IDIR", run(user, "--check", "-I" + mods).returncode == 0)
+    check("import through $CLASSIFY_PATH",
+          run(user, "--check", env={"CLASSIFY_PATH": d + "/none:" + mods}).returncode == 0)
+    check("import through --stdlib", run(user, "--check", "--stdlib", mods).returncode == 0)
+    p = run("-I", os.path.join(root, "stdlib"), os.path.join(root, "examples", "main.clf"), "--check")
+    check("the bundled default rules compile", p.returncode == 0, p.stderr)
+
+    # --help documents every option.
+    p = run("--help")
+    for opt in ("-o FILE", "-I DIR", "--check", "--dump", "--ast", "--tokens",
+                "--max-source-bytes", "--stdlib", "--version", "CLASSIFY_PATH", "exit status"):
+        check("--help mentions " + opt, p.returncode == 0 and opt.encode() in p.stdout)
+    p = run("--version")
+    check("--version", p.returncode == 0 and p.stdout.startswith(b"classifyc "), p.stdout)
+
+print("1..%d" % len(results))
+for i, (ok, name, detail) in enumerate(results, 1):
+    print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
+    if not ok and detail != "":
+        for line in str(detail).splitlines()[:20]:
+            print("# " + line)
+sys.exit(0 if all(ok for ok, _, _ in results) else 1)
