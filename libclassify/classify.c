@@ -83,6 +83,22 @@ CLF_API clf_status clf_program_load(const void *bytes, size_t len,
 
 CLF_API void clf_program_free(clf_program *prog) { vm_program_free(prog); }
 
+CLF_API uint64_t clf_program_limit(const clf_program *prog, clf_limit which)
+{
+    if (!prog) return 0;
+    switch (which) {
+    case CLF_LIMIT_FILE_BYTES: return prog->file_bytes;
+    case CLF_LIMIT_HEADERS: return prog->max_headers;
+    case CLF_LIMIT_WORKSPACE_BYTES: return prog->ws_bytes;
+    default: return 0;
+    }
+}
+
+CLF_API const char *clf_ctx_errmsg(const clf_ctx *ctx)
+{
+    return ctx ? ctx->errmsg : "no context";
+}
+
 CLF_API clf_status clf_program_disassemble(const clf_program *prog,
                                            clf_write_fn write, void *ud)
 {
@@ -155,6 +171,7 @@ CLF_API void clf_ctx_reset(clf_ctx *ctx)
     ctx->nentries = 0;
     ctx->nheaders = 0;
     ctx->ws_used = 0;
+    ctx->errmsg[0] = 0;
 }
 
 static clf_status set_field(clf_ctx *ctx, int f, const char *p, size_t n)
@@ -196,7 +213,13 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
 {
     if (!ctx || (!name && name_len) || (!value && value_len)) return CLF_E_INVALID;
     const clf_program *p = ctx->prog;
-    if (ctx->nheaders >= p->max_headers) return CLF_E_LIMIT;
+    if (ctx->nheaders >= p->max_headers) {
+        vm_errf(ctx->errmsg, sizeof ctx->errmsg,
+                "the request has more than %llu headers (CLF_LIMIT_HEADERS)",
+                (unsigned long long)p->max_headers);
+        return CLF_E_LIMIT;
+    }
+    ctx->errmsg[0] = 0;
     ctx->nheaders++;
     for (uint32_t h = 0; h < p->nhdrs; h++) {
         const vm_const *k = &p->consts[p->hdrs[h]];
@@ -219,6 +242,7 @@ CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out)
 {
     if (!ctx || !out) return CLF_E_INVALID;
     clf_verdict v;
+    ctx->errmsg[0] = 0;
     clf_status st = vm_run(ctx, &v);
     if (st == CLF_OK) *out = v;
     return st;

@@ -66,6 +66,7 @@ static inline uint8_t *vm_buf_grow(vm_buf *b, size_t n)
 
 static inline void vm_buf_put(vm_buf *b, const void *src, size_t n)
 {
+    if (n == 0) return; /* data may still be NULL: no pointer arithmetic on it */
     uint8_t *p = vm_buf_grow(b, n);
     if (p && n) memcpy(p, src, n);
 }

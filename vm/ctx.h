@@ -47,6 +47,7 @@ struct clf_ctx {
     uint64_t nheaders;     /* headers added, inspected or not */
     char *ws;              /* string workspace */
     size_t ws_used, ws_cap;
+    char errmsg[160];      /* clf_ctx_errmsg() */
 };
 
 /* Runs function `entry` of the context's program. Returns CLF_OK with

@@ -83,10 +83,15 @@ static clf_status scan(clf_ctx *ctx, const vm_subject *S, const char *p, size_t 
         uint32_t b = S->bit_base + t;
         ctx->bits[b / 64] &= ~(UINT64_C(1) << (b % 64));
     }
-    if (n > UINT32_MAX) return CLF_E_LIMIT; /* hs_scan takes an unsigned length */
+    if (n > UINT32_MAX) { /* hs_scan takes an unsigned int length */
+        vm_errf(ctx->errmsg, sizeof ctx->errmsg, "a value of %zu bytes is too long to scan", n);
+        return CLF_E_LIMIT;
+    }
     hs_error_t rc = hs_scan(S->db, p ? p : "", (unsigned int)n, 0, ctx->scratch,
                             on_match, &st);
-    return rc == HS_SUCCESS || rc == HS_SCAN_TERMINATED ? CLF_OK : CLF_E_BACKEND;
+    if (rc == HS_SUCCESS || rc == HS_SCAN_TERMINATED) return CLF_OK;
+    vm_errf(ctx->errmsg, sizeof ctx->errmsg, "hs_scan failed with Hyperscan error %d", rc);
+    return CLF_E_BACKEND;
 }
 
 /* The value of header slot h: the first value, or all values joined with
@@ -99,7 +104,13 @@ static clf_status header_value(clf_ctx *ctx, uint32_t h, vm_value *out)
         for (uint32_t i = 0; i < ctx->nentries; i++)
             if (ctx->entries[i].slot == h) need += ctx->entries[i].n + 2;
         need -= 2;
-        if (need > ctx->ws_cap - ctx->ws_used) return CLF_E_LIMIT;
+        if (need > ctx->ws_cap - ctx->ws_used) {
+            vm_errf(ctx->errmsg, sizeof ctx->errmsg,
+                    "joining header '%s' needs %zu bytes; the string workspace has %zu left "
+                    "(CLF_LIMIT_WORKSPACE_BYTES)",
+                    ctx->prog->consts[ctx->prog->hdrs[h]].str, need, ctx->ws_cap - ctx->ws_used);
+            return CLF_E_LIMIT;
+        }
         char *d = ctx->ws + ctx->ws_used, *q = d;
         for (uint32_t i = 0; i < ctx->nentries; i++) {
             if (ctx->entries[i].slot != h) continue;
@@ -194,7 +205,12 @@ clf_status vm_run(clf_ctx *ctx, clf_verdict *out)
     CASE(SLEN) R[A].i = (int64_t)R[B].s.n; NEXT();
     CASE(SLOWER) {
         size_t n = R[B].s.n;
-        if (n > ctx->ws_cap - ctx->ws_used) return CLF_E_LIMIT;
+        if (n > ctx->ws_cap - ctx->ws_used) {
+            vm_errf(ctx->errmsg, sizeof ctx->errmsg,
+                    "lower() needs %zu bytes; the string workspace has %zu left "
+                    "(CLF_LIMIT_WORKSPACE_BYTES)", n, ctx->ws_cap - ctx->ws_used);
+            return CLF_E_LIMIT;
+        }
         char *d = ctx->ws + ctx->ws_used;
         for (size_t i = 0; i < n; i++) {
             unsigned char c = (unsigned char)R[B].s.p[i];

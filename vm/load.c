@@ -323,6 +323,7 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
     }
     ld.prog->ws_bytes = o->workspace_bytes;
     ld.prog->max_headers = o->headers;
+    ld.prog->file_bytes = o->file_bytes;
     if (!(st = read_consts(&ld)) && !(st = read_funcs(&ld)) &&
         !(st = read_tables(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
         !(st = read_databases(&ld))) {

@@ -95,6 +95,7 @@ struct clf_program {
     void *alloc_block; /* decoded tables */
     uint64_t ws_bytes; /* CLF_LIMIT_WORKSPACE_BYTES */
     uint64_t max_headers;
+    uint64_t file_bytes;
 };
 
 /* Default limits (docs/limits.md). */

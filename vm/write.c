@@ -114,7 +114,7 @@ clf_status vm_write(const clf_program *p, uint8_t **out, size_t *outlen,
     /* Hyperscan databases: an offset table, then the serialized blobs. */
     vm_buf *db = &sec[VM_SEC_HSDB];
     size_t table = (size_t)p->nsubjects * 16;
-    if (vm_buf_grow(db, table)) memset(db->data, 0, table);
+    if (table && vm_buf_grow(db, table)) memset(db->data, 0, table);
     for (uint32_t i = 0; i < p->nsubjects && !db->failed; i++) {
         char *blob = NULL;
         size_t blen = 0;

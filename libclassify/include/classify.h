@@ -153,6 +153,11 @@ CLF_API clf_status clf_program_load(const void *bytes, size_t len,
                                     const clf_options *opts, clf_program **out,
                                     char *err, size_t errlen);
 
+/* The value of limit `which` that `prog` was loaded with (the default or
+ * what clf_options_set_limit() set), or 0 for a NULL program or an unknown
+ * limit. Thread-safe. */
+CLF_API uint64_t clf_program_limit(const clf_program *prog, clf_limit which);
+
 /* Frees `prog` and its Hyperscan databases. NULL is allowed. Every
  * context made from it must have been freed first. */
 CLF_API void clf_program_free(clf_program *prog);
@@ -203,7 +208,8 @@ CLF_API clf_status clf_ctx_set_query(clf_ctx *ctx, const char *ptr,
  * (RFC 9110, section 5.1). A header given more than once is seen by the
  * program as its values joined with ", " in the order added (RFC 9110,
  * section 5.3). Both slices are borrowed like the request line's.
- * Headers the program never inspects are counted but not stored.
+ * Headers the program never inspects are not stored, but they count
+ * toward CLF_LIMIT_HEADERS: the limit bounds the request, not the rules.
  * Returns CLF_OK, CLF_E_INVALID, or CLF_E_LIMIT when the request already
  * has CLF_LIMIT_HEADERS headers (the header is then ignored; the host
  * decides whether to classify the request anyway or refuse it). */
@@ -225,10 +231,17 @@ typedef struct clf_verdict {
 /* Runs the program's `main` filter on the request set up in `ctx`.
  * On success returns CLF_OK and fills *out. Errors: CLF_E_INVALID (NULL
  * argument), CLF_E_LIMIT (the string workspace was exhausted),
- * CLF_E_BACKEND (a Hyperscan scan failed). On error *out is not written.
- * Allocates nothing. The program always terminates: bytecode jumps only
- * forward. */
+ * CLF_E_BACKEND (a Hyperscan scan failed; hs_scan's error code is in
+ * clf_ctx_errmsg()). On error *out is not written and clf_ctx_errmsg()
+ * says what failed. Allocates nothing. The program always terminates:
+ * bytecode jumps only forward. */
 CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out);
+
+/* A NUL-terminated message describing the last error that clf_eval() or
+ * clf_ctx_add_header() returned on `ctx` ("" when the last call
+ * succeeded or after clf_ctx_reset()). Owned by the context: valid until
+ * the next call on it. Never NULL for a non-NULL ctx. */
+CLF_API const char *clf_ctx_errmsg(const clf_ctx *ctx);
 
 #ifdef __cplusplus
 }

@@ -210,6 +210,9 @@ Test(vm, workspace_limit_is_an_error_not_a_crash)
     clf_ctx_add_header(ctx, "ua", 2, big, n);
     clf_verdict v;
     cr_assert_eq(clf_eval(ctx, &v), CLF_E_LIMIT);
+    cr_assert_str_eq(clf_ctx_errmsg(ctx), "lower() needs 307200 bytes; the string workspace has "
+                                          "262144 left (CLF_LIMIT_WORKSPACE_BYTES)");
+    cr_assert_eq(clf_program_limit(p, CLF_LIMIT_WORKSPACE_BYTES), 262144);
     /* The context stays usable. */
     clf_ctx_reset(ctx);
     clf_ctx_add_header(ctx, "ua", 2, "X", 1);
@@ -227,7 +230,10 @@ Test(vm, header_count_limit)
     cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
     for (int i = 0; i < 256; i++) cr_assert_eq(clf_ctx_add_header(ctx, "a", 1, "b", 1), CLF_OK);
     cr_assert_eq(clf_ctx_add_header(ctx, "a", 1, "b", 1), CLF_E_LIMIT);
+    cr_assert_str_eq(clf_ctx_errmsg(ctx), "the request has more than 256 headers (CLF_LIMIT_HEADERS)");
+    cr_assert_eq(clf_program_limit(p, CLF_LIMIT_HEADERS), 256);
     clf_ctx_reset(ctx);
+    cr_assert_str_eq(clf_ctx_errmsg(ctx), "");
     cr_assert_eq(clf_ctx_add_header(ctx, "a", 1, "b", 1), CLF_OK);
     clf_ctx_free(ctx);
     clf_program_free(p);

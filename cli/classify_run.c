@@ -1,0 +1,627 @@
+/*
+ * classify-run: classify HTTP requests with a compiled rules file.
+ *
+ *   classify-run RULES.bin --request FILE.http [FILE.http ...]
+ *   classify-run RULES.bin --ua-file FILE
+ *
+ * A debugging and testing front end for libclassify: it loads RULES.bin
+ * with the default options, feeds each request to one context and prints
+ * the verdict. See docs/classify-run.md for the formats.
+ */
+#include "http_request.h"
+
+#include <classify.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#define PROG "classify-run"
+#define STDIN_NAME "(standard input)"
+
+/* Exit statuses (also in --help and docs/classify-run.md). */
+enum {
+    EXIT_CLASSIFIED = 0, /* every request was classified */
+    EXIT_BAD_INPUT = 1,  /* some input was unreadable, malformed or failed */
+    EXIT_USAGE = 2       /* usage, rules file, or output error */
+};
+
+static const char usage_text[] =
+    "Usage: " PROG " RULES.bin --request FILE.http [FILE.http ...]\n"
+    "       " PROG " RULES.bin --ua-file FILE\n"
+    "Classify HTTP requests with a rules file compiled by classifyc.\n"
+    "\n"
+    "Options:\n"
+    "  --request FILE...  classify each FILE, one raw HTTP/1.x request\n"
+    "                     (request line and headers; a body is ignored)\n"
+    "  --ua-file FILE     classify each line of FILE as a \"GET /\" request\n"
+    "                     with that User-Agent (an empty line: no User-Agent)\n"
+    "  --json             print one JSON object per request\n"
+    "  --help             print this help and exit\n"
+    "  --version          print version information and exit\n"
+    "Any FILE (or RULES.bin) may be '-' for standard input, once.\n"
+    "'--' ends the options.\n"
+    "\n"
+    "Output, one line per request (VERDICT is accept or reject; REASON is\n"
+    "printed when the deciding rule gave one):\n"
+    "  VERDICT [REASON]           for a single request file\n"
+    "  FILE: VERDICT [REASON]     for several request files\n"
+    "  VERDICT [REASON]<TAB>UA    for --ua-file\n"
+    "Errors go to standard error as '" PROG ": FILE: error: MESSAGE'.\n"
+    "\n"
+    "Exit status:\n"
+    "  0  every request was classified\n"
+    "  1  an input was unreadable or malformed, or a request could not be\n"
+    "     classified (the other requests are still classified)\n"
+    "  2  usage error, the rules file could not be loaded, or the output\n"
+    "     could not be written\n";
+
+/* ------------------------------------------------------------------------ */
+/* Command line. */
+
+typedef struct options {
+    const char *rules;
+    const char **requests; /* argv entries; array sized for argc */
+    size_t request_count;
+    int request_given; /* --request appeared */
+    const char *ua_file;
+    int json;
+} options;
+
+typedef enum parse_result { ARGS_RUN, ARGS_HELP, ARGS_VERSION, ARGS_BAD } parse_result;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(PROG ": error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\nTry '" PROG " --help' for more information.\n", stderr);
+    va_end(ap);
+}
+
+static int is_stdin(const char *path)
+{
+    return strcmp(path, "-") == 0;
+}
+
+/* Handles one option argument; *i may advance past its value. */
+static parse_result parse_option(int argc, char **argv, int *i, options *o,
+                                 int *in_request)
+{
+    const char *a = argv[*i];
+
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+        return ARGS_HELP;
+    if (strcmp(a, "--version") == 0)
+        return ARGS_VERSION;
+    if (strcmp(a, "--json") == 0) {
+        o->json = 1;
+    } else if (strcmp(a, "--request") == 0) {
+        o->request_given = 1;
+        *in_request = 1;
+    } else if (strcmp(a, "--ua-file") == 0) {
+        if (*i + 1 >= argc) {
+            usage_error("option '%s' needs a file name", a);
+            return ARGS_BAD;
+        }
+        if (o->ua_file != NULL) {
+            usage_error("option '%s' given more than once", a);
+            return ARGS_BAD;
+        }
+        o->ua_file = argv[++*i];
+        *in_request = 0;
+    } else {
+        usage_error("unknown option '%s'", a);
+        return ARGS_BAD;
+    }
+    return ARGS_RUN;
+}
+
+/* Checks the combination once every argument has been read. */
+static parse_result check_args(const options *o)
+{
+    size_t stdin_uses = o->rules != NULL && is_stdin(o->rules);
+    stdin_uses += o->ua_file != NULL && is_stdin(o->ua_file);
+    for (size_t k = 0; k < o->request_count; k++)
+        stdin_uses += (size_t)is_stdin(o->requests[k]);
+
+    if (o->rules == NULL)
+        usage_error("missing the RULES file");
+    else if (o->request_given && o->ua_file != NULL)
+        usage_error("--request and --ua-file cannot be combined");
+    else if (o->request_given && o->request_count == 0)
+        usage_error("option '--request' needs at least one file");
+    else if (!o->request_given && o->ua_file == NULL)
+        usage_error("nothing to classify: give --request or --ua-file");
+    else if (stdin_uses > 1)
+        usage_error("standard input ('-') can be read only once");
+    else
+        return ARGS_RUN;
+    return ARGS_BAD;
+}
+
+/* Words starting with '-' are options, except "-" itself (standard input)
+ * and anything after "--". Other words are the rules file, or request
+ * files once --request has been seen. */
+static parse_result parse_args(int argc, char **argv, options *o)
+{
+    int in_request = 0, options_done = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!options_done && strcmp(a, "--") == 0) {
+            options_done = 1;
+        } else if (!options_done && a[0] == '-' && a[1] != '\0') {
+            parse_result r = parse_option(argc, argv, &i, o, &in_request);
+            if (r != ARGS_RUN)
+                return r;
+        } else if (in_request) {
+            o->requests[o->request_count++] = a;
+        } else if (o->rules == NULL) {
+            o->rules = a;
+        } else {
+            usage_error("unexpected argument '%s' (request files follow "
+                        "--request)", a);
+            return ARGS_BAD;
+        }
+    }
+    return check_args(o);
+}
+
+static void print_version(void)
+{
+    printf(PROG " %s\n", CLF_VERSION_STRING);
+    printf("libclassify %s, rules format version %lu\n", clf_version_string(),
+           (unsigned long)clf_format_version());
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading files. */
+
+static const char *display_name(const char *path)
+{
+    return is_stdin(path) ? STDIN_NAME : path;
+}
+
+/* Reads all of `f` into a new buffer (*out, *len; *out may be NULL when
+ * the file is empty). Returns 0, or an errno value. */
+static int read_stream(FILE *f, char **out, size_t *len)
+{
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+
+    for (;;) {
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8192;
+            char *nbuf = ncap > cap ? realloc(buf, ncap) : NULL;
+            if (nbuf == NULL) {
+                free(buf);
+                return ENOMEM;
+            }
+            buf = nbuf;
+            cap = ncap;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0 || n < cap) {
+            if (ferror(f)) {
+                int e = errno ? errno : EIO;
+                free(buf);
+                return e;
+            }
+            if (feof(f))
+                break;
+        }
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+/* Reads the whole file at `path` ("-": standard input). On failure prints
+ * "classify-run: FILE: error: ..." and returns -1. */
+static int read_file(const char *path, char **out, size_t *len)
+{
+    FILE *f = is_stdin(path) ? stdin : fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, PROG ": %s: error: cannot open: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    errno = 0;
+    int e = read_stream(f, out, len);
+    if (f != stdin)
+        fclose(f);
+    if (e != 0) {
+        fprintf(stderr, PROG ": %s: error: cannot read: %s\n",
+                display_name(path), strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output. */
+
+/* Text output keeps one request per line: control bytes are shown as
+ * \xHH. Everything else is written as is (--json is the exact format). */
+static void put_text(FILE *out, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f)
+            fprintf(out, "\\x%02x", c);
+        else
+            putc(c, out);
+    }
+}
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
+ * no surrogates, nothing above U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t need;
+    unsigned char lo = 0x80, hi = 0xbf;
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        need = 2;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        need = 3;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        need = 4;
+    else
+        return 0;
+    if (s[0] == 0xe0)
+        lo = 0xa0;
+    else if (s[0] == 0xed)
+        hi = 0x9f;
+    else if (s[0] == 0xf0)
+        lo = 0x90;
+    else if (s[0] == 0xf4)
+        hi = 0x8f;
+    if (n < need || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t k = 2; k < need; k++)
+        if (s[k] < 0x80 || s[k] > 0xbf)
+            return 0;
+    return need;
+}
+
+/* A JSON string. JSON text must be Unicode, so each byte that is not part
+ * of well-formed UTF-8 becomes U+FFFD. */
+static void put_json_string(FILE *out, const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+
+    putc('"', out);
+    for (size_t i = 0; i < len;) {
+        unsigned char c = u[i];
+        size_t n = utf8_len(u + i, len - i);
+        if (n == 0) {
+            fputs("\\ufffd", out);
+            i++;
+            continue;
+        }
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", out);
+        else if (c == '\r')
+            fputs("\\r", out);
+        else if (c == '\t')
+            fputs("\\t", out);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(out, "\\u%04x", c);
+        else
+            fwrite(u + i, 1, n, out);
+        i += n;
+    }
+    putc('"', out);
+}
+
+static void put_json_cstr(FILE *out, const char *s)
+{
+    put_json_string(out, s, strlen(s));
+}
+
+static const char *verdict_word(const clf_verdict *v)
+{
+    return v->verdict == CLF_ACCEPT ? "accept" : "reject";
+}
+
+/* "accept" / "reject ai-bot" */
+static void put_verdict_text(FILE *out, const clf_verdict *v)
+{
+    fputs(verdict_word(v), out);
+    if (v->reason != NULL) {
+        putc(' ', out);
+        put_text(out, v->reason, v->reason_len);
+    }
+}
+
+/* "verdict": ..., "reason": ... (the tail of an object) */
+static void put_verdict_json(FILE *out, const clf_verdict *v)
+{
+    fprintf(out, "\"verdict\": \"%s\", \"reason\": ", verdict_word(v));
+    if (v->reason != NULL)
+        put_json_string(out, v->reason, v->reason_len);
+    else
+        fputs("null", out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Classifying. */
+
+typedef struct runner {
+    clf_ctx *ctx;
+    FILE *out;
+    int json;
+    int prefix; /* text output names the file: several request files */
+} runner;
+
+/* Hands `req` to the context and evaluates. On failure writes a message to
+ * err and returns -1. The request's bytes stay alive across clf_eval(), as
+ * the context only borrows them. */
+static int classify(clf_ctx *ctx, const http_request *req, clf_verdict *v,
+                    char *err, size_t errlen)
+{
+    clf_ctx_reset(ctx);
+    int rc = clf_ctx_set_method(ctx, req->method.ptr, req->method.len);
+    if (rc == CLF_OK)
+        rc = clf_ctx_set_path(ctx, req->path.ptr, req->path.len);
+    if (rc == CLF_OK)
+        rc = clf_ctx_set_query(ctx, req->query.ptr, req->query.len);
+    for (size_t i = 0; rc == CLF_OK && i < req->header_count; i++) {
+        const http_header *h = &req->headers[i];
+        rc = clf_ctx_add_header(ctx, h->name.ptr, h->name.len, h->value.ptr,
+                                h->value.len);
+        /* Classifying without the dropped header could give a verdict the
+         * request would not get with it: refuse, and say why. */
+        if (rc == CLF_E_LIMIT) {
+            snprintf(err, errlen,
+                     "too many headers: header %zu (%.*s): %s",
+                     i + 1, (int)(h->name.len > 64 ? 64 : h->name.len),
+                     h->name.ptr, clf_ctx_errmsg(ctx));
+            return -1;
+        }
+    }
+    if (rc == CLF_OK)
+        rc = clf_eval(ctx, v);
+    if (rc != CLF_OK) {
+        snprintf(err, errlen, "cannot classify: %s%s%s", clf_strerror(rc),
+                 clf_ctx_errmsg(ctx)[0] ? ": " : "", clf_ctx_errmsg(ctx));
+        return -1;
+    }
+    return 0;
+}
+
+static void report_request(const runner *r, const char *path,
+                           const clf_verdict *v)
+{
+    if (r->json) {
+        fputs("{\"file\": ", r->out);
+        put_json_cstr(r->out, path);
+        fputs(", ", r->out);
+        put_verdict_json(r->out, v);
+        fputs("}\n", r->out);
+        return;
+    }
+    if (r->prefix)
+        fprintf(r->out, "%s: ", display_name(path));
+    put_verdict_text(r->out, v);
+    putc('\n', r->out);
+}
+
+/* Classifies one request file. Returns 0, or -1 after printing an error. */
+static int run_request_file(const runner *r, const char *path)
+{
+    char *data = NULL;
+    size_t len = 0;
+    if (read_file(path, &data, &len) != 0)
+        return -1;
+
+    http_request req;
+    char err[256];
+    clf_verdict v;
+    int status = 0;
+    if (http_request_parse(&req, data, len, err, sizeof err) != HTTP_PARSE_OK ||
+        classify(r->ctx, &req, &v, err, sizeof err) != 0) {
+        fprintf(stderr, PROG ": %s: error: %s\n", display_name(path), err);
+        status = -1;
+    } else {
+        report_request(r, path, &v);
+    }
+    http_request_free(&req);
+    free(data);
+    return status;
+}
+
+static void report_ua(const runner *r, size_t lineno, const char *ua,
+                      size_t len, const clf_verdict *v)
+{
+    if (r->json) {
+        fprintf(r->out, "{\"line\": %zu, \"user_agent\": ", lineno);
+        if (len > 0)
+            put_json_string(r->out, ua, len);
+        else
+            fputs("null", r->out);
+        fputs(", ", r->out);
+        put_verdict_json(r->out, v);
+        fputs("}\n", r->out);
+        return;
+    }
+    put_verdict_text(r->out, v);
+    putc('\t', r->out);
+    put_text(r->out, ua, len);
+    putc('\n', r->out);
+}
+
+/* One line of a --ua-file: "GET /" with that User-Agent, or with no
+ * headers at all when the line is empty. */
+static int run_ua_line(const runner *r, const char *name, size_t lineno,
+                       const char *ua, size_t len)
+{
+    static const char ua_name[] = "User-Agent";
+    http_header h = {{ua_name, sizeof ua_name - 1}, {ua, len}};
+    http_request req;
+    clf_verdict v;
+    char err[256];
+
+    memset(&req, 0, sizeof req);
+    req.method.ptr = "GET";
+    req.method.len = 3;
+    req.target.ptr = req.path.ptr = "/";
+    req.target.len = req.path.len = 1;
+    req.query.ptr = "";
+    req.headers = &h;
+    req.header_count = len > 0;
+    if (classify(r->ctx, &req, &v, err, sizeof err) != 0) {
+        fprintf(stderr, PROG ": %s:%zu: error: %s\n", name, lineno, err);
+        return -1;
+    }
+    report_ua(r, lineno, ua, len, &v);
+    return 0;
+}
+
+/* Streams the file line by line, so a pipe gets answers as it goes (when
+ * reading standard input the output is flushed after each line). */
+static int run_ua_file(const runner *r, const char *path)
+{
+    FILE *f = is_stdin(path) ? stdin : fopen(path, "rb");
+    const char *name = display_name(path);
+    if (f == NULL) {
+        fprintf(stderr, PROG ": %s: error: cannot open: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    int status = 0;
+    for (;;) {
+        errno = 0;
+        ssize_t n = getline(&line, &cap, f);
+        if (n == -1)
+            break;
+        size_t len = (size_t)n;
+        if (len > 0 && line[len - 1] == '\n')
+            len--;
+        if (len > 0 && line[len - 1] == '\r')
+            len--;
+        if (run_ua_line(r, name, ++lineno, line, len) != 0)
+            status = -1;
+        if (f == stdin)
+            fflush(r->out);
+        if (ferror(r->out)) /* main() reports it; stop reading */
+            break;
+    }
+    /* getline() returns -1 at the end and on errors (read, ENOMEM) */
+    if (!ferror(r->out) && (ferror(f) || !feof(f))) {
+        fprintf(stderr, PROG ": %s: error: cannot read after line %zu: %s\n",
+                name, lineno, strerror(errno ? errno : EIO));
+        status = -1;
+    }
+    free(line);
+    if (f != stdin)
+        fclose(f);
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* Loads the rules file and makes the context. Prints the error (prefixed
+ * with the file name) and returns -1 on failure. */
+static int load_rules(const char *path, clf_program **prog, clf_ctx **ctx)
+{
+    char *data = NULL;
+    size_t len = 0;
+    char err[CLF_ERRMSG_SIZE] = "";
+
+    *prog = NULL;
+    *ctx = NULL;
+    if (read_file(path, &data, &len) != 0)
+        return -1;
+    int rc = clf_program_load(data, len, NULL, prog, err, sizeof err);
+    free(data); /* the program keeps its own copy */
+    if (rc == CLF_OK)
+        rc = clf_ctx_new(*prog, ctx, err, sizeof err);
+    if (rc != CLF_OK) {
+        fprintf(stderr, PROG ": %s: error: %s\n", display_name(path),
+                err[0] != '\0' ? err : clf_strerror(rc));
+        clf_program_free(*prog);
+        *prog = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static int run(const options *o, clf_ctx *ctx)
+{
+    runner r = {ctx, stdout, o->json, o->request_count > 1};
+    int status = EXIT_CLASSIFIED;
+
+    if (o->ua_file != NULL)
+        return run_ua_file(&r, o->ua_file) == 0 ? EXIT_CLASSIFIED
+                                                : EXIT_BAD_INPUT;
+    for (size_t k = 0; k < o->request_count && !ferror(r.out); k++)
+        if (run_request_file(&r, o->requests[k]) != 0)
+            status = EXIT_BAD_INPUT;
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    memset(&o, 0, sizeof o);
+    o.requests = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *o.requests);
+    if (o.requests == NULL) {
+        fprintf(stderr, PROG ": error: out of memory\n");
+        return EXIT_USAGE;
+    }
+
+    int status;
+    switch (parse_args(argc, argv, &o)) {
+    case ARGS_HELP:
+        fputs(usage_text, stdout);
+        status = EXIT_CLASSIFIED;
+        break;
+    case ARGS_VERSION:
+        print_version();
+        status = EXIT_CLASSIFIED;
+        break;
+    case ARGS_BAD:
+        status = EXIT_USAGE;
+        break;
+    default: {
+        clf_program *prog;
+        clf_ctx *ctx;
+        if (load_rules(o.rules, &prog, &ctx) != 0) {
+            status = EXIT_USAGE;
+            break;
+        }
+        status = run(&o, ctx);
+        clf_ctx_free(ctx);
+        clf_program_free(prog);
+        break;
+    }
+    }
+    free(o.requests);
+
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        /* errno is lost when an earlier flush failed */
+        fprintf(stderr, PROG ": error: cannot write the output%s%s\n",
+                errno ? ": " : "", errno ? strerror(errno) : "");
+        status = EXIT_USAGE;
+    }
+    return status;
+}

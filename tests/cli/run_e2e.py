@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""End-to-end test of classify-run (TAP version 12 on stdout).
+
+    python3 run_e2e.py CLASSIFYC CLASSIFY_RUN E2E_CLF [REQUESTS_DIR]
+
+Compiles E2E_CLF with CLASSIFYC into a temporary directory, then runs
+CLASSIFY_RUN on the request files in REQUESTS_DIR (default: requests/ next
+to this script) and checks the exact output lines, the --json objects, the
+--ua-file mode, standard input, the error lines on stderr and the exit
+statuses 0 (all classified), 1 (bad input) and 2 (usage, rules file).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+class Tap:
+    """Collects results; prints the plan first, then every line."""
+
+    def __init__(self):
+        self.lines = []
+        self.n = 0
+
+    def ok(self, cond, name, diag=None):
+        self.n += 1
+        # one ASCII line whatever the locale; '#' would start a directive
+        name = re.sub(r"\s+", " ", name).replace("#", "\\x23")
+        self.lines.append("%s %d - %s" % ("ok" if cond else "not ok", self.n,
+                                          name.encode("ascii", "backslashreplace").decode()))
+        if not cond and diag:
+            for line in str(diag).splitlines():
+                self.lines.append("# " + line.encode("ascii", "backslashreplace").decode())
+        return cond
+
+    def eq(self, got, want, name):
+        return self.ok(got == want, name, "got:  %r\nwant: %r" % (got, want))
+
+    def done(self):
+        print("1..%d" % self.n)
+        for line in self.lines:
+            print(line)
+        sys.stdout.flush()
+
+
+class Run:
+    def __init__(self, argv, rc, out, err):
+        self.argv, self.rc, self.out, self.err = argv, rc, out, err
+
+    # surrogateescape: text output passes bytes that are not UTF-8 through
+    def lines(self):
+        return self.out.decode("utf-8", "surrogateescape").splitlines()
+
+    def err_lines(self):
+        return self.err.decode("utf-8", "surrogateescape").splitlines()
+
+    def __str__(self):
+        return "$ %s\nexit %s\nstdout: %r\nstderr: %r" % (
+            " ".join(self.argv), self.rc, self.out[:1500], self.err[:1500])
+
+
+def json_lines(r):
+    """The JSON objects of r's stdout, one per line, or None."""
+    try:
+        return [json.loads(line) for line in r.lines()]
+    except ValueError:
+        return None
+
+
+def run(argv, stdin=b""):
+    p = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    return Run(argv, p.returncode, p.stdout, p.stderr)
+
+
+# Request files (in REQUESTS_DIR) that classify, with their text output.
+GOOD = [
+    ("browser.http", "accept"),
+    ("gptbot-lf.http", "reject ai-bot"),
+    ("no-user-agent.http", "reject no-user-agent"),
+    ("probe-absolute-form.http", "reject probe"),
+    ("post-without-type.http", "reject post-without-type"),
+    ("post-with-type.http", "accept"),
+    ("debug-no-blank-line.http", "accept debug"),
+    ("repeated-header.http", "reject joined"),
+]
+
+# Malformed request files and the message classify-run prints for each.
+BAD = [
+    ("bad-empty.http", "empty request"),
+    ("bad-garbage.http",
+     "invalid method encountered at line 1, column 1 (byte offset 0)"),
+    ("bad-obs-fold.http",
+     "obsolete line folding (a header value continued on the next line) "
+     "at line 5, column 1 (byte offset 72)"),
+    ("bad-space-before-colon.http",
+     "whitespace between header name and colon at line 2, column 5 "
+     "(byte offset 19)"),
+]
+
+# --ua-file input (bytes) and the expected (text line, JSON object) per line.
+UA_FILE = (b"Mozilla/5.0 (X11; Linux x86_64) Firefox/125.0\n"
+           b"\n"
+           b"gptbot/1.0\n"
+           b"curl/8.5.0\r\n"
+           b"xGPTBotx\n"
+           b"a\tCCBot\n"
+           b'say "hi" \\ caf\xc3\xa9 \xff\n'
+           b"\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \xf0\x9f\x98\x80\n"
+           b"ctl\x01\x7f\n"
+           b"last line without newline")
+UA_EXPECT = [
+    ("accept\tMozilla/5.0 (X11; Linux x86_64) Firefox/125.0",
+     "Mozilla/5.0 (X11; Linux x86_64) Firefox/125.0", "accept", None),
+    ("reject no-user-agent\t", None, "reject", "no-user-agent"),
+    ("reject ai-bot\tgptbot/1.0", "gptbot/1.0", "reject", "ai-bot"),
+    ("accept\tcurl/8.5.0", "curl/8.5.0", "accept", None),
+    ("accept\txGPTBotx", "xGPTBotx", "accept", None),
+    ("reject ai-bot\ta\\x09CCBot", "a\tCCBot", "reject", "ai-bot"),
+    ('accept\tsay "hi" \\ caf\u00e9 \udcff', 'say "hi" \\ caf\u00e9 \ufffd',
+     "accept", None),
+    # overlong, surrogate, above U+10FFFF: one U+FFFD per byte; U+1F600 kept
+    ("accept\t\udcc0\udcaf \udced\udca0\udc80 \udcf4\udc90\udc80\udc80 \U0001f600",
+     "\ufffd\ufffd \ufffd\ufffd\ufffd \ufffd\ufffd\ufffd\ufffd \U0001f600",
+     "accept", None),
+    ("accept\tctl\\x01\\x7f", "ctl\x01\x7f", "accept", None),
+    ("accept\tlast line without newline", "last line without newline",
+     "accept", None),
+]
+
+
+def check_single_files(tap, cr, rules, req):
+    for name, want in GOOD:
+        r = run([cr, rules, "--request", req(name)])
+        tap.ok(r.rc == 0 and r.lines() == [want] and r.err == b"",
+               "%s: %s" % (name, want), r)
+
+
+def check_many_files(tap, cr, rules, req):
+    paths = [req(n) for n, _ in GOOD]
+    r = run([cr, rules, "--request"] + paths)
+    want = ["%s: %s" % (p, w) for p, (_, w) in zip(paths, GOOD)]
+    tap.ok(r.rc == 0 and r.lines() == want and r.err == b"",
+           "several files: 'FILE: verdict reason' lines in order", r)
+
+
+def check_json(tap, cr, rules, req):
+    paths = [req(n) for n, _ in GOOD]
+    r = run([cr, rules, "--json", "--request"] + paths)
+    objs = json_lines(r)
+    want = []
+    for p, (_, text) in zip(paths, GOOD):
+        verdict, _, reason = text.partition(" ")
+        want.append({"file": p, "verdict": verdict, "reason": reason or None})
+    tap.ok(r.rc == 0 and objs == want, "--json: file, verdict, reason (null)",
+           "%s\nparsed: %r" % (r, objs))
+
+
+def check_malformed(tap, cr, rules, req):
+    missing = req("does-not-exist.http")
+    files = [req("browser.http")] + [req(n) for n, _ in BAD] + [missing]
+    files.append(req("gptbot-lf.http"))
+    r = run([cr, rules, "--request"] + files)
+    tap.eq(r.rc, 1, "malformed and missing files: exit status 1")
+    tap.eq(r.lines(), ["%s: accept" % files[0], "%s: reject ai-bot" % files[-1]],
+           "malformed files: the good ones are still classified")
+    want = ["classify-run: %s: error: %s" % (req(n), m) for n, m in BAD]
+    want.append("classify-run: %s: error: cannot open: No such file or directory"
+                % missing)
+    tap.eq(r.err_lines(), want, "malformed files: one exact error line each")
+
+    r = run([cr, rules, "--json", "--request", req("bad-garbage.http")])
+    tap.ok(r.rc == 1 and r.out == b"" and len(r.err_lines()) == 1,
+           "--json, malformed file: exit 1, nothing on stdout, error on stderr", r)
+
+
+def check_ua_file(tap, cr, rules, tmp):
+    path = os.path.join(tmp, "uas.txt")
+    with open(path, "wb") as f:
+        f.write(UA_FILE)
+    r = run([cr, rules, "--ua-file", path])
+    got = r.lines() if r.rc == 0 else None
+    tap.ok(r.rc == 0 and r.err == b"" and got is not None and len(got) == len(UA_EXPECT),
+           "--ua-file: exit 0, one line per input line", r)
+    for i, (text, _, _, _) in enumerate(UA_EXPECT):
+        tap.eq(got[i] if got and i < len(got) else None, text,
+               "--ua-file line %d: %r" % (i + 1, text))
+
+    r = run([cr, rules, "--ua-file", path, "--json"])
+    objs = json_lines(r)
+    want = [{"line": i + 1, "user_agent": ua, "verdict": v, "reason": why}
+            for i, (_, ua, v, why) in enumerate(UA_EXPECT)]
+    tap.ok(r.rc == 0 and objs == want,
+           "--ua-file --json: line, user_agent (null when empty, U+FFFD for "
+           "bad UTF-8), verdict, reason", "%s\nparsed: %r" % (r, objs))
+
+    r = run([cr, rules, "--ua-file", os.path.join(tmp, "nope.txt")])
+    tap.ok(r.rc == 1 and r.out == b"" and r.err_lines() ==
+           ["classify-run: %s: error: cannot open: No such file or directory"
+            % os.path.join(tmp, "nope.txt")],
+           "--ua-file on a missing file: exit 1 with an error line", r)
+
+    empty = os.path.join(tmp, "empty.txt")
+    open(empty, "wb").close()
+    r = run([cr, rules, "--ua-file", empty])
+    tap.ok(r.rc == 0 and r.out == b"" and r.err == b"",
+           "--ua-file on an empty file: no requests, exit 0", r)
+
+
+def check_stdin(tap, cr, rules, req):
+    with open(req("gptbot-lf.http"), "rb") as f:
+        data = f.read()
+    r = run([cr, rules, "--request", "-"], stdin=data)
+    tap.ok(r.rc == 0 and r.lines() == ["reject ai-bot"], "--request -: reads stdin", r)
+
+    r = run([cr, rules, "--request", req("browser.http"), "-"], stdin=data)
+    tap.ok(r.rc == 0 and r.lines() == ["%s: accept" % req("browser.http"),
+                                       "(standard input): reject ai-bot"],
+           "--request FILE -: stdin is named (standard input)", r)
+
+    r = run([cr, rules, "--json", "--request", "-"], stdin=data)
+    tap.ok(r.rc == 0 and json_lines(r) ==
+           [{"file": "-", "verdict": "reject", "reason": "ai-bot"}],
+           "--json --request -: file is \"-\"", r)
+
+    r = run([cr, rules, "--request", "-"], stdin=b"")
+    tap.ok(r.rc == 1 and r.err_lines() ==
+           ["classify-run: (standard input): error: empty request"],
+           "--request - with empty stdin: exit 1, empty request", r)
+
+    with open(rules, "rb") as f:
+        rules_bytes = f.read()
+    r = run([cr, "-", "--request", req("gptbot-lf.http")], stdin=rules_bytes)
+    tap.ok(r.rc == 0 and r.lines() == ["reject ai-bot"], "RULES '-': reads stdin", r)
+
+    r = run([cr, "-", "--request", "-"], stdin=rules_bytes)
+    tap.ok(r.rc == 2 and r.err_lines()[:1] ==
+           ["classify-run: error: standard input ('-') can be read only once"],
+           "RULES '-' and --request -: usage error", r)
+
+    r = run([cr, rules, "--ua-file", "-"], stdin=b"CCBot/2.0\n\nok\n")
+    tap.ok(r.rc == 0 and r.lines() == ["reject ai-bot\tCCBot/2.0",
+                                       "reject no-user-agent\t", "accept\tok"],
+           "--ua-file -: reads stdin", r)
+
+
+def check_too_many_headers(tap, cr, rules, tmp):
+    # CLF_LIMIT_HEADERS defaults to 256; classify-run refuses, not drops.
+    path = os.path.join(tmp, "many-headers.http")
+    with open(path, "wb") as f:
+        f.write(b"GET / HTTP/1.1\r\n")
+        for i in range(300):
+            f.write(b"X-H%d: v\r\n" % i)
+        f.write(b"\r\n")
+    r = run([cr, rules, "--request", path])
+    tap.ok(r.rc == 1 and r.out == b"" and r.err_lines() ==
+           ["classify-run: %s: error: too many headers: header 257 (X-H256): "
+            "the request has more than 256 headers (CLF_LIMIT_HEADERS)" % path],
+           "300 headers: exit 1, 'too many headers' error", r)
+
+
+def check_usage(tap, cr, rules, req):
+    f = req("browser.http")
+    cases = [
+        ([], "missing the RULES file"),
+        ([rules], "nothing to classify: give --request or --ua-file"),
+        ([rules, "--request"], "option '--request' needs at least one file"),
+        ([rules, "--bogus", "--request", f], "unknown option '--bogus'"),
+        ([rules, "--ua-file"], "option '--ua-file' needs a file name"),
+        ([rules, "--request", f, "--ua-file", f],
+         "--request and --ua-file cannot be combined"),
+        ([rules, "--request", "-", "-"],
+         "standard input ('-') can be read only once"),
+        ([rules, f, "--request", f],
+         "unexpected argument '%s' (request files follow --request)" % f),
+    ]
+    for args, msg in cases:
+        r = run([cr] + args)
+        want = ["classify-run: error: " + msg,
+                "Try 'classify-run --help' for more information."]
+        tap.ok(r.rc == 2 and r.out == b"" and r.err_lines() == want,
+               "usage error, exit 2: %s" % msg, r)
+
+    r = run([cr, "--help"])
+    text = r.out.decode("utf-8", "replace")
+    tap.ok(r.rc == 0 and text.startswith("Usage: classify-run RULES.bin")
+           and "Exit status:" in text and r.err == b"", "--help: exit 0", r)
+    r = run([cr, "--version"])
+    tap.ok(r.rc == 0 and re.match(r"classify-run \d+\.\d+\.\d+\nlibclassify ",
+                                  r.out.decode("utf-8", "replace")) is not None,
+           "--version: exit 0", r)
+    r = run([cr, rules, "--request", "--", "--json"])
+    tap.ok(r.rc == 1 and r.err_lines() ==
+           ["classify-run: --json: error: cannot open: No such file or directory"],
+           "'--' ends the options", r)
+
+
+def check_bad_rules(tap, cr, rules, req, tmp):
+    with open(rules, "rb") as f:
+        good = f.read()
+    variants = {
+        "missing": None,
+        "empty": b"",
+        "truncated": good[: len(good) // 2],
+        "last byte cut": good[:-1],
+        "flipped byte in the header": bytes([good[0] ^ 0x40]) + good[1:],
+        "flipped byte in the middle": good[: len(good) // 2]
+        + bytes([good[len(good) // 2] ^ 0x01]) + good[len(good) // 2 + 1:],
+        "not a rules file": b"filter main(req: Request) { accept }\n",
+    }
+    for what, data in variants.items():
+        path = os.path.join(tmp, "bad-%s.bin" % what.replace(" ", "-"))
+        if data is not None:
+            with open(path, "wb") as f:
+                f.write(data)
+        r = run([cr, path, "--request", req("browser.http")])
+        lines = r.err_lines()
+        tap.ok(r.rc == 2 and r.out == b"" and len(lines) == 1
+               and lines[0].startswith("classify-run: %s: error: " % path)
+               and len(lines[0]) > len("classify-run: %s: error: " % path),
+               "rules file %s: exit 2, one error line naming it" % what, r)
+
+
+def main(argv):
+    if len(argv) not in (4, 5):
+        sys.stderr.write("usage: %s CLASSIFYC CLASSIFY_RUN E2E_CLF [REQUESTS_DIR]\n"
+                         % argv[0])
+        return 2
+    classifyc, cr, clf = (os.path.abspath(a) for a in argv[1:4])
+    reqdir = argv[4] if len(argv) == 5 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "requests")
+
+    def req(name):
+        return os.path.join(reqdir, name)
+
+    tap = Tap()
+    with tempfile.TemporaryDirectory(prefix="classify-run-e2e-") as tmp:
+        rules = os.path.join(tmp, "rules.bin")
+        r = run([classifyc, clf, "-o", rules])
+        if not tap.ok(r.rc == 0 and os.path.isfile(rules),
+                      "classifyc compiles e2e.clf", r):
+            tap.done()
+            return 1
+        check_single_files(tap, cr, rules, req)
+        check_many_files(tap, cr, rules, req)
+        check_json(tap, cr, rules, req)
+        check_malformed(tap, cr, rules, req)
+        check_ua_file(tap, cr, rules, tmp)
+        check_stdin(tap, cr, rules, req)
+        check_too_many_headers(tap, cr, rules, tmp)
+        check_usage(tap, cr, rules, req)
+        check_bad_rules(tap, cr, rules, req, tmp)
+    tap.done()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
