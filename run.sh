@@ -8,7 +8,8 @@
 #                    "N passed, N failed, N skipped"
 #   ./run.sh bench   run the benchmark (bench/README.md)
 #
-# Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora).
+# Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
+# MESON_OPTS (extra `meson setup` options for a new build directory), CC.
 set -eu
 
 cd "$(dirname "$0")"
@@ -16,7 +17,8 @@ BUILD_DIR=${BUILD_DIR:-build}
 
 # Debian packages the build and the tests need (README.md says why).
 PACKAGES="gcc meson ninja-build pkg-config re2c lemon libhyperscan-dev
-libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml"
+libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml
+${EXTRA_PACKAGES:-}"
 
 ensure_packages() {
     missing=""
@@ -36,7 +38,8 @@ ensure_packages() {
 build() {
     ensure_packages
     if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-        meson setup "$BUILD_DIR" ${CORPORA:+-Dcorpora="$CORPORA"} >&2
+        # shellcheck disable=SC2086
+        meson setup "$BUILD_DIR" ${CORPORA:+-Dcorpora="$CORPORA"} ${MESON_OPTS:-} >&2
     fi
     ninja -C "$BUILD_DIR" >&2
 }

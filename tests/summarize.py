@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints "N passed, N failed, N skipped" for a meson test log.
+"""Prints "N passed, N failed, N skipped" for one or more meson test logs.
 
 A `not ok ... # TODO` case (a known bug, listed in the test) is counted
 as skipped, as TAP does not count it as a failure.
@@ -13,7 +13,14 @@ import re
 import sys
 
 passed = failed = skipped = 0
-for line in open(sys.argv[1]):
+lines = []
+for path in sys.argv[1:]:
+    try:
+        lines += open(path).readlines()
+    except OSError:
+        failed += 1  # that configuration did not even run its tests
+        print("summarize.py: no test log at %s" % path, file=sys.stderr)
+for line in lines:
     t = json.loads(line)
     out = t.get("stdout") or ""
     tap = [l for l in out.splitlines() if re.match(r"(not )?ok\b", l)]
