@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""`meson install` delivers a usable package (TAP).
+
+usage: test_install.py BUILD_DIR SOURCE_ROOT [SANITIZERS]
+
+Installs into a temporary DESTDIR, checks the installed files, builds
+examples/embed.c against the installed header and library through
+pkg-config, and classifies with a program compiled by the installed
+classifyc from the installed standard library.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+build, root = (os.path.abspath(a) for a in sys.argv[1:3])
+# In a sanitized build the library needs the sanitizer runtime: link it too.
+sanitize = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] not in ("", "none") else None
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append((bool(cond), name, detail))
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, timeout=300, **kw)
+
+
+with tempfile.TemporaryDirectory() as dest:
+    p = sh(["meson", "install", "-C", build, "--destdir", dest, "--no-rebuild", "--quiet"])
+    check("meson install succeeds", p.returncode == 0, p.stderr)
+    files = {}
+    for d, _, fs in os.walk(dest):
+        for f in fs:
+            files[f] = os.path.join(d, f)
+    for f in ("classifyc", "classify-run", "classify.h", "libclassify.pc", "ai_robots.clf"):
+        check("installs " + f, f in files)
+    lib = [f for f in files if f.startswith("libclassify.so")]
+    check("installs libclassify.so", lib, sorted(files))
+    check("installs no internal header", "program.h" not in files and "compile.h" not in files)
+
+    pcdir = os.path.dirname(files.get("libclassify.pc", dest))
+    env = dict(os.environ, PKG_CONFIG_PATH=pcdir, PKG_CONFIG_SYSROOT_DIR=dest)
+    flags = sh(["pkg-config", "--cflags", "--libs", "libclassify"], env=env)
+    check("pkg-config knows libclassify", flags.returncode == 0, flags.stderr)
+    exe = os.path.join(dest, "embed")
+    cc = shutil.which(os.environ.get("CC", "cc")) or "cc"
+    p = sh([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", os.path.join(root, "examples", "embed.c"),
+            "-o", exe] + flags.stdout.decode().split() +
+           (["-fsanitize=" + sanitize] if sanitize else []))
+    check("examples/embed.c builds against the installed library", p.returncode == 0, p.stderr)
+
+    libdir = os.path.dirname(files[lib[0]]) if lib else dest
+    stdlib = os.path.dirname(files.get("ai_robots.clf", dest))
+    rules = os.path.join(dest, "rules.bin")
+    p = sh([files.get("classifyc", "classifyc"), "--stdlib", stdlib,
+            os.path.join(root, "examples", "main.clf"), "-o", rules],
+           env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+    check("installed classifyc compiles examples/main.clf with the installed stdlib",
+          p.returncode == 0, p.stderr)
+    p = sh([files.get("classifyc", "classifyc"), "--help"])
+    check("classifyc's default stdlib is PREFIX/share/libclassify/stdlib",
+          stdlib[len(dest):].encode() in p.stdout, p.stdout)
+    run_env = dict(os.environ, LD_LIBRARY_PATH=libdir)
+    p = sh([exe, rules, "/", "Mozilla/5.0 (compatible; GPTBot/1.1; +https://openai.com/gptbot)"], env=run_env)
+    check("embed rejects GPTBot", p.stdout == b"reject ai-robots-txt\n", p.stdout + p.stderr)
+    p = sh([exe, rules, "/", "Mozilla/4.0 (compatible; MSIE 7.0; Windows NT 6.0; SLCC1; .NET CLR 2.0.50727)"],
+           env=run_env)
+    check("embed accepts IE with SLCC1", p.stdout == b"accept\n", p.stdout + p.stderr)
+    p = sh([exe, rules, "/wp-admin/", "Mozilla/5.0"], env=run_env)
+    check("embed rejects a probe", p.stdout == b"reject probe\n", p.stdout + p.stderr)
+    p = sh([files.get("classify-run", "classify-run"), rules, "--ua-file", "-"], input=b"CCBot/2.0 (https://commoncrawl.org/faq/)\n",
+           env=run_env)
+    check("installed classify-run runs", p.stdout.startswith(b"reject ai-robots-txt\t"), p.stdout + p.stderr)
+
+print("1..%d" % len(results))
+for i, (ok, name, detail) in enumerate(results, 1):
+    print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
+    if not ok:
+        for line in str(detail).splitlines()[:20]:
+            print("# " + line)
+sys.exit(0 if all(r[0] for r in results) else 1)
