@@ -128,8 +128,12 @@ void vm_disassemble(const clf_program *p, clf_write_fn write, vm_source_fn sourc
             if (q->subject != s) continue;
             char pat[200];
             quote(pat, sizeof pat, &p->consts[q->expr]);
-            n = snprintf(line, sizeof line, "  T%u %s%s\n", q->test, pat,
-                         q->flags & HS_FLAG_CASELESS ? " caseless" : "");
+            n = snprintf(line, sizeof line, "  T%u %s%s%s%s%s%s\n", q->test, pat,
+                         q->flags & HS_FLAG_CASELESS ? " caseless" : "",
+                         q->flags & HS_FLAG_DOTALL ? " dotall" : "",
+                         q->flags & HS_FLAG_MULTILINE ? " multiline" : "",
+                         q->flags & HS_FLAG_SINGLEMATCH ? " singlematch" : "",
+                         q->flags & HS_FLAG_ALLOWEMPTY ? " allowempty" : "");
             write(ud, line, (size_t)n);
         }
     }
