@@ -18,20 +18,29 @@ int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
     return cg_program(&c, out, outlen);
 }
 
-int cc_dump_ast(const char *path, const cc_options *o, src_set *src, arena *ar, FILE *out)
+/* Reads one file into `src` without resolving its imports (for the
+ * debugging dumps). Returns its index, or UINT32_MAX with an error. */
+static uint32_t add_single(const char *path, const cc_options *o, src_set *src, arena *ar)
 {
     char err[256];
     size_t len;
     src->ar = ar;
     char *text = mod_read_file(path, o->max_source_bytes, &len, err, sizeof err);
     char *p = strdup(path);
-    if (!text || !p) {
+    uint32_t f = UINT32_MAX;
+    if (text && p) f = src_add(src, p, text, len);
+    if (f == UINT32_MAX) {
         src_error(src, UINT32_MAX, 0, "%s: %s", path, text ? "out of memory" : err);
         free(text);
         free(p);
-        return -1;
     }
-    uint32_t f = src_add(src, p, text, len);
+    return f;
+}
+
+int cc_dump_ast(const char *path, const cc_options *o, src_set *src, arena *ar, FILE *out)
+{
+    uint32_t f = add_single(path, o, src, ar);
+    if (f == UINT32_MAX) return -1;
     ast *items = ps_parse_file(src, ar, f);
     if (src->nerrors) return -1;
     ast_dump(items, out);
@@ -40,18 +49,8 @@ int cc_dump_ast(const char *path, const cc_options *o, src_set *src, arena *ar, 
 
 int cc_dump_tokens(const char *path, const cc_options *o, src_set *src, arena *ar, FILE *out)
 {
-    char err[256];
-    size_t len;
-    src->ar = ar;
-    char *text = mod_read_file(path, o->max_source_bytes, &len, err, sizeof err);
-    char *p = strdup(path);
-    if (!text || !p) {
-        src_error(src, UINT32_MAX, 0, "%s: %s", path, text ? "out of memory" : err);
-        free(text);
-        free(p);
-        return -1;
-    }
-    uint32_t f = src_add(src, p, text, len);
+    uint32_t f = add_single(path, o, src, ar);
+    if (f == UINT32_MAX) return -1;
     lexer lx;
     lx_token t;
     lx_init(&lx, src, f);
