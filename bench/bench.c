@@ -10,7 +10,7 @@
  * RULES.bin     examples/main.clf compiled by classifyc
  * UAS.txt       the workload, one User-Agent per line
  * AI_ROBOTS.clf stdlib/ai_robots.clf: the PCRE2 peers and the Hyperscan
- *               floor read the 166 names from its `pub const AGENTS`, so
+ *               floor read the 161 names of its `pub const SPECIFIC`, so
  *               they use exactly the set the rules file was compiled from
  *
  * Every method classifies the same request array, built once before any
@@ -235,17 +235,18 @@ static void build_request(request *r, size_t i, const char *ua, size_t ualen)
 
 /* ---------------------------------------------------------------- names */
 
-/* The string literals of `pub const AGENTS = [ ... ]` in ai_robots.clf.
+/* The string literals of `pub const SPECIFIC = [ ... ]` in ai_robots.clf
+ * (the names examples/main.clf matches as whole words).
  * The generator writes one literal per line with the escapes \" \\ \n \t
  * \r and \xNN (stdlib/README.md). */
 static char **read_agent_names(const char *path, size_t *count)
 {
     size_t len;
     char *src = read_file(path, &len);
-    const char *p = strstr(src, "\npub const AGENTS"); /* the declaration, not a comment */
-    if (!p) die("%s: no `pub const AGENTS` declaration", path);
+    const char *p = strstr(src, "\npub const SPECIFIC"); /* the declaration, not a comment */
+    if (!p) die("%s: no `pub const SPECIFIC` declaration", path);
     p = strchr(p, '[');
-    if (!p) die("%s: no '[' after `pub const AGENTS`", path);
+    if (!p) die("%s: no '[' after `pub const SPECIFIC`", path);
     p++;
     char **names = NULL;
     size_t n = 0;
@@ -285,7 +286,7 @@ static char **read_agent_names(const char *path, size_t *count)
         names = xrealloc(names, (n + 1) * sizeof *names);
         names[n++] = out;
     }
-    if (*p != ']' || n == 0) die("%s: could not read the AGENTS list", path);
+    if (*p != ']' || n == 0) die("%s: could not read the SPECIFIC list", path);
     free(src);
     *count = n;
     return names;
@@ -365,6 +366,9 @@ static const char *const SCRIPTED_PREFIXES[] = {
     "python-requests/", "python-urllib/", "python-httpx/", "go-http-client/", "libwww-perl/"};
 #define NSCRIPTED (sizeof SCRIPTED_PREFIXES / sizeof *SCRIPTED_PREFIXES)
 static const char PROBE_RE[] = "(^|/)(wp-admin|xmlrpc\\.php|\\.env|\\.git)(/|$)";
+/* AMBIGUOUS_AGENT_TOKEN and AMBIGUOUS_AGENT_ALONE, caseless. */
+static const char AMBIG_TOKEN_RE[] = "\\b(Code|Cursor|LCC|Operator|Spider)\\/[0-9]";
+static const char AMBIG_ALONE_RE[] = "^LCC\\b|[(;] *Spider *[;)]";
 
 /* Two shapes of the same checks:
  *  - loop (the naive peer the target is measured against): one regex per
@@ -377,6 +381,7 @@ static const char PROBE_RE[] = "(^|/)(wp-admin|xmlrpc\\.php|\\.env|\\.git)(/|$)"
 typedef struct peer {
     pcre2_code **names;
     size_t nnames;
+    pcre2_code *ambig_token, *ambig_alone;
     pcre2_code *probe;
     pcre2_code **scripted;
     size_t nscripted;
@@ -422,7 +427,7 @@ static void sb_literal(strbuf *b, const char *s)
 
 /* Whole word exactly as the library defines it: no [A-Za-z0-9_] byte right
  * before or after the name. (For names that begin and end with a word
- * character, as all 166 upstream names do, this is `\bNAME\b`; the two
+ * character, as all upstream names do, this is `\bNAME\b`; the two
  * forms ran equally fast in the loop here.) */
 #define NOT_AFTER_WORD "(?<![A-Za-z0-9_])"
 #define NOT_BEFORE_WORD "(?![A-Za-z0-9_])"
@@ -455,7 +460,7 @@ static void peer_init(peer *P, char **names, size_t n, int alternation)
         if (!names[i][0]) die("empty AI agent name");
     if (alternation) {
         /* The boundaries outside the group: with one \b pair per
-         * alternative PCRE2 tries all 166 alternatives at every offset
+         * alternative PCRE2 tries all 161 alternatives at every offset
          * (about 18x slower here). Backtracking into the group keeps the
          * meaning "some name occurs as a whole word". */
         sb_str(&b, NOT_AFTER_WORD "(?:");
@@ -474,6 +479,8 @@ static void peer_init(peer *P, char **names, size_t n, int alternation)
             P->names[i] = pcre_compile_jit(b.p, PCRE2_CASELESS);
         }
     }
+    P->ambig_token = pcre_compile_jit(AMBIG_TOKEN_RE, PCRE2_CASELESS);
+    P->ambig_alone = pcre_compile_jit(AMBIG_ALONE_RE, PCRE2_CASELESS);
     P->probe = pcre_compile_jit(PROBE_RE, PCRE2_CASELESS);
     P->nscripted = alternation ? 1 : NSCRIPTED;
     P->scripted = xmalloc(P->nscripted * sizeof *P->scripted);
@@ -501,6 +508,8 @@ static void peer_free(peer *P)
     for (size_t i = 0; i < P->nnames; i++) pcre2_code_free(P->names[i]);
     for (size_t i = 0; i < P->nscripted; i++) pcre2_code_free(P->scripted[i]);
     pcre2_code_free(P->probe);
+    pcre2_code_free(P->ambig_token);
+    pcre2_code_free(P->ambig_alone);
     pcre2_match_data_free(P->md);
     free(P->names);
     free(P->scripted);
@@ -518,12 +527,12 @@ static int peer_any_name(const peer *P, const char *ua, size_t n)
 {
     for (size_t i = 0; i < P->nnames; i++)
         if (peer_match(P, P->names[i], ua, n)) return 1;
-    return 0;
+    return peer_match(P, P->ambig_token, ua, n) || peer_match(P, P->ambig_alone, ua, n);
 }
 
 /* The rules of examples/main.clf in order. The naive server finds the
  * User-Agent among its headers itself (first one; the workload has one).
- * Rule 2 tests the cheap path condition before the 166 regexes (the .clf
+ * Rule 2 tests the cheap path condition before the 163 regexes (the .clf
  * evaluates the name set first): that favours the peer on /robots.txt. */
 static int peer_classify(void *state, const request *r, result *out)
 {
@@ -583,8 +592,8 @@ static int on_first(unsigned int id, unsigned long long from, unsigned long long
  * databases, which ran as fast here). */
 static void floor_init(floor_hs *F, char **names, size_t n)
 {
-    const char **exprs = xmalloc(n * sizeof *exprs);
-    unsigned *flags = xmalloc(n * sizeof *flags), *ids = xmalloc(n * sizeof *ids);
+    const char **exprs = xmalloc((n + 2) * sizeof *exprs);
+    unsigned *flags = xmalloc((n + 2) * sizeof *flags), *ids = xmalloc((n + 2) * sizeof *ids);
     for (size_t i = 0; i < n; i++) {
         size_t nl = strlen(names[i]);
         char *pat = xmalloc(nl * 4 + 64), *o = pat;
@@ -599,6 +608,14 @@ static void floor_init(floor_hs *F, char **names, size_t n)
         flags[i] = HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH;
         ids[i] = (unsigned)i;
     }
+    /* The two regexes for the ambiguous names, as in examples/main.clf. */
+    const char *const extra[2] = {AMBIG_TOKEN_RE, AMBIG_ALONE_RE};
+    for (size_t i = 0; i < 2; i++) {
+        exprs[n + i] = strcpy(xmalloc(strlen(extra[i]) + 1), extra[i]);
+        flags[n + i] = HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH;
+        ids[n + i] = (unsigned)(n + i);
+    }
+    n += 2;
     hs_compile_error_t *ce = NULL;
     if (hs_compile_multi(exprs, flags, ids, (unsigned)n, HS_MODE_BLOCK, NULL, &F->db, &ce) !=
         HS_SUCCESS)
@@ -994,13 +1011,13 @@ int main(int argc, char **argv)
     method M[] = {
         {.name = "libclassify", .what = "reset + method/path/query + every header + clf_eval",
          .fn = project_classify, .state = &P},
-        {.name = "PCRE2-JIT loop", .what = "the same rules: 166 name regexes in a loop, probe regex, "
+        {.name = "PCRE2-JIT loop", .what = "the same rules: 161 name regexes + 2 in a loop, probe regex, "
                                            "5 anchored prefix regexes",
          .fn = peer_classify, .state = &Q},
         {.name = "PCRE2-JIT alternation", .what = "the same rules: one name alternation, probe "
                                                   "regex, one anchored prefix alternation",
          .fn = peer_classify, .state = &QA},
-        {.name = "Hyperscan UA floor", .what = "one hs_scan of the UA against the 166 names; no "
+        {.name = "Hyperscan UA floor", .what = "one hs_scan of the UA against the 161 names + 2 regexes; no "
                                                "request set-up, no other rule",
          .fn = floor_classify, .state = &F},
     };

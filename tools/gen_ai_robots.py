@@ -13,10 +13,17 @@ from LICENSE-NOTE.md next to robots.json ("Commit: <40 hex digits>") unless
 
 --check regenerates in memory and compares with the committed file: exit 0 if
 identical, exit 1 (with a unified diff on stderr) if not.  Exit 2 on usage or
-input errors.  Python 3 standard library only.
+input errors (including a curated AMBIGUOUS_NAMES entry that robots.json no
+longer has).  Python 3 standard library only.
 
-Output is deterministic: it depends only on the bytes of robots.json and the
-upstream commit (no dates, no absolute paths).
+The output has three sets: AGENTS (every robots.json name), AMBIGUOUS (the
+names of AMBIGUOUS_NAMES below, as upstream spells them) and SPECIFIC (AGENTS
+minus AMBIGUOUS, same order).  --ambiguous NAME,NAME,... replaces the curated
+list (an empty string: none); it exists for inputs other than upstream's
+robots.json (the tests' synthetic and golden files).
+
+Output is deterministic: it depends only on the bytes of robots.json, the
+upstream commit and AMBIGUOUS_NAMES (no dates, no absolute paths).
 """
 
 import argparse
@@ -34,7 +41,25 @@ DEFAULT_INPUT_REL = "../shared/corpora/ai-robots-txt/robots.json"
 DEFAULT_OUTPUT_REL = "stdlib/ai_robots.clf"
 REGEN_COMMAND = "python3 tools/gen_ai_robots.py " + DEFAULT_INPUT_REL
 UPSTREAM_REPO = "github.com/ai-robots-txt/ai.robots.txt"
-CONST_NAME = "AGENTS"
+CONST_NAME = "AGENTS"            # every robots.json name
+SPECIFIC_NAME = "SPECIFIC"       # AGENTS minus the ambiguous names
+AMBIGUOUS_NAME = "AMBIGUOUS"     # the ambiguous names
+
+# robots.json names that are also ordinary words: they occur as whole words in
+# User-Agents of real people's clients or of classic (non-AI) crawlers, so
+# `contains_word` on the bare name rejects the wrong clients (evidence from the
+# shared corpora, measured by tests/realdata/).  They go to AMBIGUOUS instead of
+# SPECIFIC; rules must add context (examples/main.clf: the product-token form
+# NAME/<digit>).  Compared ASCII case-insensitively with the robots.json keys;
+# generation fails if one of them is no longer in robots.json (review the list
+# then).  Keep each reason on one line: it is copied into the generated header.
+AMBIGUOUS_NAMES = (
+    ("Code", "Plus500 Android app `Version Code: 25454`; 7 UAs with a code.google.com URL"),
+    ("Cursor", "the e-mail address `cursor@easymail.hu` in the Kurzor bot's UA"),
+    ("LCC", "two Internet Explorer 6 UAs with `LCC Internal User - 010` / `- 014`"),
+    ("Operator", "an Internet Explorer 6 UA with `CaseDOSA/Operator`"),
+    ("Spider", "120 uap-core test UAs of classic crawlers (Baiduspider's `.../spider.html`, Sogou, Gigabot)"),
+)
 # Column at which the per-line `// function` comments start (if the literal is
 # shorter); purely cosmetic, but fixed so that output stays deterministic.
 COMMENT_COLUMN = 40
@@ -143,10 +168,27 @@ HEADER = """\
 //   Copyright (c) 2024 ai.robots.txt, MIT License (see LICENSE in the
 //   upstream repository). The names below are upstream's data, unchanged.
 //
-// Contents: pub const {const} = {count} robots.txt product tokens, in upstream
-// order, one per line; the trailing comment is the entry's `function` field.
+// Contents: three sets of robots.txt product tokens, each `[...]i`, one name
+// per line; the trailing comment is the entry's `function` field.
+//   pub const {const:<9} = all {count} names, in upstream order (the complete list)
+//   pub const {spec:<9} = the {nspec} names of {const} that are not {amb}, same order
+//   pub const {amb:<9} = {namb} names that are also ordinary words (as upstream spells them)
+// Every name is in exactly one of {spec} and {amb}.
 //
-// Matching semantics (intended use: ua.contains_word(ai_robots.{const})):
+// Why {amb} exists: a few names are ordinary words that also occur as whole
+// words in User-Agents of real people's clients and of classic (non-AI)
+// crawlers, so contains_word() on the bare name rejects browsers and apps, or
+// rejects a search-engine crawler as an "AI agent" (wrong identity). Match
+// {spec} as whole words; match {amb} only with more context, e.g. the
+// product-token form NAME/<digit> as examples/main.clf does (upstream marks
+// `Code` with has_name_and_version: its UA carries `Code/<version>`). The
+// list is curated (AMBIGUOUS_NAMES in tools/gen_ai_robots.py); the evidence,
+// from the uap-core and crawler-user-agents corpora (see tests/realdata/):
+{ambnotes}
+// Other short names (Devin, Trae, YaK, OpenAI) stay in {spec}: in those
+// corpora they occur only in their own agents' UAs.
+//
+// Matching semantics (intended use: ua.contains_word(ai_robots.{spec})):
 //   * ASCII case-insensitive (the `i` suffix): RFC 9309 section 2.2.1 says
 //     crawlers match the robots.txt product token case-insensitively, and the
 //     upstream maintainers treat names that way (.htaccess output uses [NC]).
@@ -154,24 +196,63 @@ HEADER = """\
 //     it are not [A-Za-z0-9_] (or are the start/end of the string). Upstream's
 //     FAQ requires whole-word matching; substring matching flagged Internet
 //     Explorer's `SLCC1` token as the agent `LCC` (upstream PR #260 introduced
-//     \\b...\\b, PR #267 pinned that case). Do not use .contains() with this set.
+//     \\b...\\b, PR #267 pinned that case). Do not use .contains() with these sets.
 //   * names may contain spaces, dots and slashes ("Brightbot 1.0",
 //     "panscient.com", "iaskspider/2.0"); they are matched literally.
 //   * {dupnote}
 //
-// Known risk: a few names are generic English words that also occur as whole
-// words in unrelated User-Agents, e.g. `Spider` (Baiduspider's
-// `.../search/spider.html`, many old search-engine crawlers), `Code`
-// (`http://code.google.com/...`, an app's `Version Code: 123`), `Cursor`
-// (`cursor@easymail.hu`), `Operator`, `Devin`, `Trae`, `YaK`, `LCC`.
-// Upstream marks `Code` with has_name_and_version (real UA is `Code/<ver>`);
-// this list does not use that hint. Rules needing fewer false positives
-// should add context (e.g. a regex like /\\bCode\\/\\d/) instead of editing here.
+// Other risk: upstream lists Applebot (Apple's search crawler) and
+// facebookexternalhit (Facebook link previews); both are in {spec}.
 
 """
 
 
-def render(agents, commit, sha):
+def resolve_ambiguous(agents, curated, source):
+    """Split the names: returns (specific, ambiguous, notes).
+
+    `curated` is a sequence of (name, reason); each is compared ASCII
+    case-insensitively with the robots.json keys and must match at least one
+    (all spellings that match go to AMBIGUOUS).  `specific` and `ambiguous`
+    keep upstream order and spelling, with their `function` comments."""
+    wanted = {}
+    for name, reason in curated:
+        key = name.lower()
+        if key in wanted:
+            raise GenError("ambiguous name %r is listed twice" % name)
+        wanted[key] = (name, reason)
+    present = {name.lower() for name, _ in agents}
+    missing = [wanted[k][0] for k in wanted if k not in present]
+    if missing:
+        raise GenError("%s: the curated ambiguous name%s %s %s no longer in robots.json; "
+                       "review AMBIGUOUS_NAMES in tools/gen_ai_robots.py (or pass --ambiguous)"
+                       % (source, "s" if len(missing) > 1 else "",
+                          ", ".join(repr(m) for m in missing), "are" if len(missing) > 1 else "is"))
+    specific = [a for a in agents if a[0].lower() not in wanted]
+    ambiguous = [a for a in agents if a[0].lower() in wanted]
+    notes = []
+    for name, function in ambiguous:
+        reason = wanted[name.lower()][1]
+        notes.append("//   %-9s %s" % (one_line_comment(name), one_line_comment(reason)))
+    return specific, ambiguous, notes
+
+
+def render_set(const, items, intro):
+    lines = []
+    for line in intro:
+        lines.append("// " + line + "\n")
+    lines.append("pub const %s = [\n" % const)
+    for i, (name, function) in enumerate(items):
+        item = "    " + clf_string_literal(name) + ("," if i + 1 < len(items) else "")
+        comment = one_line_comment(function)
+        if comment:
+            item = item.ljust(COMMENT_COLUMN - 1) + " // " + comment
+        lines.append(item.rstrip() + "\n")
+    lines.append("]i\n")
+    return "".join(lines)
+
+
+def render(agents, commit, sha, curated=AMBIGUOUS_NAMES, source="robots.json"):
+    specific, ambiguous, notes = resolve_ambiguous(agents, curated, source)
     lowered = {}
     for name, _ in agents:
         lowered.setdefault(name.lower(), []).append(name)
@@ -182,17 +263,21 @@ def render(agents, commit, sha):
                    "\n".join("//       " + " / ".join(v) for v in dups))
     else:
         dupnote = "no two names differ only in case."
-    lines = [HEADER.format(regen=REGEN_COMMAND, repo=UPSTREAM_REPO, commit=commit,
-                           sha=sha, const=CONST_NAME, count=len(agents), dupnote=dupnote)]
-    lines.append("pub const %s = [\n" % CONST_NAME)
-    for i, (name, function) in enumerate(agents):
-        item = "    " + clf_string_literal(name) + ("," if i + 1 < len(agents) else "")
-        comment = one_line_comment(function)
-        if comment:
-            item = item.ljust(COMMENT_COLUMN - 1) + " // " + comment
-        lines.append(item.rstrip() + "\n")
-    lines.append("]i\n")
-    return "".join(lines)
+    header = HEADER.format(regen=REGEN_COMMAND, repo=UPSTREAM_REPO, commit=commit, sha=sha,
+                           const=CONST_NAME, spec=SPECIFIC_NAME, amb=AMBIGUOUS_NAME,
+                           count=len(agents), nspec=len(specific), namb=len(ambiguous),
+                           ambnotes="\n".join(notes) if notes else "//   (none)",
+                           dupnote=dupnote)
+    return "".join([
+        header,
+        render_set(CONST_NAME, agents, []),
+        "\n",
+        render_set(SPECIFIC_NAME, specific,
+                   ["%s without the %s names: match these as whole words." % (CONST_NAME, AMBIGUOUS_NAME)]),
+        "\n",
+        render_set(AMBIGUOUS_NAME, ambiguous,
+                   ["Ordinary words too: match only with context (see the header)."]),
+    ])
 
 
 def write_atomic(path, text):
@@ -223,7 +308,14 @@ def main(argv=None):
                     help="upstream commit for the header (default: from LICENSE-NOTE.md beside robots.json)")
     ap.add_argument("--check", action="store_true",
                     help="do not write; exit 1 if the output file differs from what would be generated")
+    ap.add_argument("--ambiguous", default=None, metavar="NAME,NAME,...",
+                    help="replace the curated AMBIGUOUS_NAMES (for inputs other than upstream's "
+                         "robots.json; an empty string means none)")
     args = ap.parse_args(argv)
+    if args.ambiguous is None:
+        curated = AMBIGUOUS_NAMES
+    else:
+        curated = [(n.strip(), "(given with --ambiguous)") for n in args.ambiguous.split(",") if n.strip()]
 
     robots_json = Path(args.robots_json) if args.robots_json else REPO_ROOT / DEFAULT_INPUT_REL
     output = Path(args.output) if args.output else REPO_ROOT / DEFAULT_OUTPUT_REL
@@ -232,7 +324,7 @@ def main(argv=None):
         commit = args.commit or read_commit(robots_json)
         if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
             raise GenError("--commit must be a hex commit id")
-        text = render(agents, commit, sha)
+        text = render(agents, commit, sha, curated, str(robots_json))
     except GenError as e:
         print("gen_ai_robots: error: %s" % e, file=sys.stderr)
         return 2
@@ -245,7 +337,7 @@ def main(argv=None):
                   % (output, e, REGEN_COMMAND), file=sys.stderr)
             return 1
         if current == text:
-            print("gen_ai_robots: %s is up to date (%d agents)" % (output, len(agents)))
+            print("gen_ai_robots: %s is up to date (%d agents, %d ambiguous)" % (output, len(agents), len(curated)))
             return 0
         diff = list(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
                                          str(output) + " (committed)", str(output) + " (generated)"))
@@ -256,7 +348,7 @@ def main(argv=None):
         return 1
 
     write_atomic(output, text)
-    print("gen_ai_robots: wrote %s (%d agents)" % (output, len(agents)))
+    print("gen_ai_robots: wrote %s (%d agents, %d ambiguous)" % (output, len(agents), len(curated)))
     return 0
 
 

@@ -227,14 +227,46 @@ def load_agents(corpora):
 SCRIPTED_CLIENTS = ["python-requests/", "python-urllib/", "python-httpx/", "go-http-client/", "libwww-perl/"]
 PROBE = re.compile(r"(^|/)(wp-admin|xmlrpc\.php|\.env|\.git)(/|$)", re.I)
 
+# The ai.robots.txt names that main.clf matches only in product-token form
+# (AMBIGUOUS_AGENT_TOKEN there, ai_robots.AMBIGUOUS in the stdlib; a test in
+# test_ai_robots.py checks that the three lists agree).
+AMBIGUOUS = ["Code", "Cursor", "LCC", "Operator", "Spider"]
+
+
+def split_agents(agents, ambiguous=AMBIGUOUS):
+    """(specific, ambiguous) names of robots.json, compared ASCII case-insensitively."""
+    amb = {a.lower() for a in ambiguous}
+    return [a for a in agents if a.lower() not in amb], [a for a in agents if a.lower() in amb]
+
+
+def token_regex(names):
+    """/\b(NAME|...)\/[0-9]/i: a name with no word character on its left, then "/" and a digit."""
+    alt = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(r"(?<![%s])(?:%s)/[0-9]" % (WORD, alt), re.I | re.A)
+
+
+def ai_hits(agents):
+    """A function ua -> list of why rule 2 fires ("word GPTBot", "token Spider/"), for --regen comments."""
+    specific, ambiguous = split_agents(agents)
+    per = ([("word " + a, word_regex([a])) for a in specific] +
+           [("token %s/" % a, token_regex([a])) for a in ambiguous])
+    return lambda ua: [why for why, r in per if r.search(ua)]
+
+
+# examples/main.clf AMBIGUOUS_AGENT_ALONE: the version-less forms of two real
+# AI agents (Leipzig's LCC crawler, spider.com's Spider).
+ALONE_RE = re.compile(r"^LCC\b|[(;] *Spider *[;)]", re.I | re.A)
+
 
 def reference_model(agents):
-    agents_re = word_regex(agents)
+    specific, ambiguous = split_agents(agents)
+    specific_re = word_regex(specific)
+    token_re = token_regex(ambiguous)
 
     def verdict(ua, path="/"):
         if ua == "":
             return ("reject", "no-user-agent")
-        if agents_re.search(ua) and path != "/robots.txt":
+        if (specific_re.search(ua) or token_re.search(ua) or ALONE_RE.search(ua)) and path != "/robots.txt":
             return ("reject", AI)
         if PROBE.search(path):
             return ("reject", "probe")
@@ -242,6 +274,65 @@ def reference_model(agents):
             return ("reject", "scripted-client")
         return ("accept", None)
     return verdict
+
+
+# ------------------------------------------- reading .clf sources back
+
+_ESC = {'"': b'"', "\\": b"\\", "n": b"\n", "t": b"\t", "r": b"\r"}
+
+
+def decode_clf_string(body):
+    """Decode the inside of a .clf "..." literal to bytes."""
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out += c.encode("ascii")
+            i += 1
+        elif body[i + 1] in _ESC:
+            out += _ESC[body[i + 1]]
+            i += 2
+        elif body[i + 1] == "x" and re.fullmatch(r"[0-9A-Fa-f]{2}", body[i + 2:i + 4]):
+            out.append(int(body[i + 2:i + 4], 16))
+            i += 4
+        else:
+            raise ValueError("bad escape in %r" % body)
+    return bytes(out)
+
+
+def read_entries(text, const):
+    """[(name, comment)] of `pub const CONST = [ ... ]i` in a generated file's text."""
+    m = re.search(r"^pub const %s = \[\n(.*?)^\]i\n" % const, text, re.M | re.S)
+    if not m:
+        raise ValueError("no `pub const %s = [...]i` block" % const)
+    entries = []
+    for line in m.group(1).splitlines():
+        lm = re.match(r'^    "((?:[^"\\]|\\.)*)",?(?:\s+//(.*))?$', line)
+        if not lm:
+            raise ValueError("unexpected line in the set: %r" % line)
+        entries.append((decode_clf_string(lm.group(1)).decode("utf-8"), (lm.group(2) or "").strip()))
+    return entries
+
+
+def read_back(path, const="AGENTS"):
+    """Names of `pub const CONST = [ ... ]i` in a generated file, decoded to str."""
+    text = open(path, encoding="ascii").read()
+    return [n for n, _ in read_entries(text, const)], text
+
+
+def main_clf_token_names(path):
+    """The names of the AMBIGUOUS_AGENT_TOKEN regex in examples/main.clf, and its flags.
+
+    The regex must have the form /\b(NAME|NAME|...)\/[0-9]/FLAGS."""
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r"^const AMBIGUOUS_AGENT_TOKEN = /((?:[^/\\\n]|\\.)*)/([a-z]*)", text, re.M)
+    if not m:
+        raise ValueError("no `const AMBIGUOUS_AGENT_TOKEN = /.../` line in %s" % path)
+    body = re.fullmatch(r"\\b\(([A-Za-z0-9_-]+(?:\|[A-Za-z0-9_-]+)*)\)\\/\[0-9\]", m.group(1))
+    if not body:
+        raise ValueError("AMBIGUOUS_AGENT_TOKEN is not of the form /\\b(NAME|...)\\/[0-9]/: /%s/" % m.group(1))
+    return body.group(1).split("|"), m.group(2), text
 
 
 def tempdir():

@@ -14,10 +14,21 @@ Scope ("the entry's pattern names an ai.robots.txt agent"), precisely:
      by [A-Za-z0-9_] (same semantics as contains_word on a `[...]i` set).
   Every `instances` string of an in-scope entry must be rejected with reason
   "ai-robots-txt" when sent as the User-Agent (classify-run --ua-file),
-  except the entries of KNOWN_NOT_AI below, whose expected verdict is given.
+  except the instances of KNOWN_NOT_AI (expected verdict given) and
+  KNOWN_MISSED (real AI agents the rules do not catch: `not ok ... # TODO`).
 
 Snapshot (crawler-user-agents @ 7c7f9f2, ai.robots.txt @ 738c80d):
-  117 in-scope entries, 154 instances; 153 -> ai-robots-txt, 1 exception.
+  117 in-scope entries, 154 instances; 151 -> ai-robots-txt, 3 accepted (not
+  AI agents), none missed (the two version-less ambiguous agents, LCC and
+  Spider, are caught by main.clf's AMBIGUOUS_AGENT_ALONE).
+  Of the 13 entries in scope only through an ai_robots.AMBIGUOUS name (Code,
+  LCC, Operator, Spider; Cursor has none), main.clf rejects the instances
+  carrying NAME/<digit>: `Code/1.115.0` (GitHub Copilot in VS Code) and
+  `Operator/1.0` (AI agents), and 4 non-AI crawlers whose name ends in
+  `Spider/<digit>` (KNOWN_WRONG_IDENTITY: still rejected, under the wrong
+  identity). It accepts `Jamie's Spider (...)` and `friendly-spider` (not AI
+  agents) and misses the only real UAs of the agents `LCC` and `Spider`
+  (KNOWN_MISSED); the other 3 of those entries have no instances.
 """
 
 import json
@@ -38,44 +49,46 @@ KNOWN_NOT_AI = {
     # correctly leaves it alone (a known weak upstream pattern, see notes).
     "Mozilla/5.0 (compatible; Alexabot/1.0; +http://www.alexa.com/help/certifyscan; certifyscan@alexa.com)":
         ("accept", None),
+    # in scope only through the ambiguous name `Spider` (bare word, no version):
+    # a personal crawler ("seo") and a search/aggregation crawler ("seo").
+    "Jamie's Spider (http://jamiembrown.com/)": ("accept", None),
+    "friendly-spider": ("accept", None),
 }
 
+# In-scope instances of real AI agents that examples/main.clf does not reject
+# (`not ok ... # TODO` until the ruleset catches them; see "Known gaps" in
+# stdlib/README.md).
+# (Empty: the Leipzig LCC crawler and spider.com's Spider, which send their
+# name without a version, are caught by AMBIGUOUS_AGENT_ALONE.)
+KNOWN_MISSED = {}
+
+# In-scope instances of crawlers that are not AI agents but are still rejected
+# as ai-robots-txt, through the product token `Spider/<digit>` (wrong identity,
+# the known cost of that rule; see examples/main.clf AMBIGUOUS_AGENT_TOKEN).
+KNOWN_WRONG_IDENTITY = [
+    "Screaming Frog SEO Spider/5.1",                                               # SEO tool
+    "Landau-Media-Spider/1.0(http://bots.landaumedia.de/bot.html)",                # media monitoring
+    "everyfeed-spider/2.0 (http://www.everyfeed.com)",                             # feed reader
+    "Mozilla/5.0 (compatible; tracking-quality-spider/0.1; https://www.awin.com)",  # affiliate network
+]
+
 # Whole file (all 2,116 instances): exact verdict counts under examples/main.clf.
-EXPECTED_COUNTS = {("accept", None): 1914, ("reject", rc.AI): 180, ("reject", "scripted-client"): 22}
+EXPECTED_COUNTS = {("accept", None): 1936, ("reject", rc.AI): 158, ("reject", "scripted-client"): 22}
 
 # Instances OUTSIDE the scope above that are still rejected as ai-robots-txt:
-# (pattern, instance). All are crawlers, but most are hit only through the
-# generic robots.json names `Spider` / `Code` (wrong identity, e.g. Baidu's and
-# Sogou's search crawlers, Feedly and VirusTotal fetching via App Engine with
-# `code.google.com` in the UA); Awario's are its real operator name.
+# (pattern, instance). Sogou's search crawlers only through the product token
+# `spider/<digit>` (wrong identity); Awario's through its real operator name
+# (`awario.com`). The 20 others that the bare words `Spider` / `Code` used to
+# hit (Baiduspider's `.../spider.html`, Feedly and VirusTotal via App Engine's
+# `code.google.com`, Gigabot, Speedy Spider, ...) are accepted now.
 EXPECTED_EXTRA_AI = [
-    ("Gigabot", "Gigabot/2.0 (http://www.gigablast.com/spider.html)"),
-    ("speedy", "Mozilla/5.0 (Windows; U; Windows NT 5.1; en-US) Speedy Spider (http://www.entireweb.com/about/search_tech/speedy_spider/)"),
-    ("speedy", "Mozilla/5.0 (Windows; U; Windows NT 5.1; en-US) Speedy Spider for SpeedyAds (http://www.entireweb.com/about/search_tech/speedy_spider/)"),
-    ("speedy", "Mozilla/5.0 (compatible; Speedy Spider; http://www.entireweb.com/about/search_tech/speedy_spider/)"),
-    ("speedy", "Speedy Spider (Entireweb; Beta/1.2; http://www.entireweb.com/about/search_tech/speedyspider/)"),
-    ("speedy", "Speedy Spider (http://www.entireweb.com/about/search_tech/speedy_spider/)"),
-    ("Baiduspider", "Mozilla/5.0 (compatible; Baiduspider/2.0; +http://www.baidu.com/search/spider.html)"),
-    ("Baiduspider", "Mozilla/5.0 (compatible; Baiduspider-render/2.0; +http://www.baidu.com/search/spider.html)"),
     ("Sogou", "Sogou News Spider/4.0(+http://www.sogou.com/docs/help/webmasters.htm#07)"),
     ("Sogou", "Sogou Pic Spider/3.0(+http://www.sogou.com/docs/help/webmasters.htm#07)"),
     ("Sogou", "Sogou web spider/4.0(+http://www.sogou.com/docs/help/webmasters.htm#07)"),
-    ("siteexplorer\\.info", "Mozilla/5.0 (compatible; SiteExplorer/1.1b; +http://siteexplorer.info/Backlink-Checker-Spider/)"),
-    ("proximic", "Mozilla/5.0 (compatible; proximic; +http://www.proximic.com/info/spider.php)"),
-    ("crawler4j", "crawler4j (http://code.google.com/p/crawler4j/)"),
-    ("AppEngine-Google", "AppEngine-Google; (+http://code.google.com/appengine; appid: example)"),
-    ("AppEngine-Google", "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_13_4) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/65.0.3325.181 Safari/537.36 AppEngine-Google; (+http://code.google.com/appengine; appid: s~feedly-nikon3)"),
-    ("seoscanners", "Mozilla/5.0 (compatible; seoscanners.net/1; +spider@seoscanners.net)"),
-    ("CheckMarkNetwork\\/", "CheckMarkNetwork/1.0 (+http://www.checkmarknetwork.com/spider.html)"),
     ("AwarioSmartBot", "AwarioSmartBot/1.0 (+https://awario.com/bots.html; bots@awario.com)"),
     ("AwarioRssBot", "AwarioRssBot/1.0 (+https://awario.com/bots.html; bots@awario.com)"),
-    ("virustotal", "Mozilla/5.0 (Windows; U; MSIE 9.0; Windows NT 9.0; en-US) AppEngine-Google; (+http://code.google.com/appengine; appid: s~virustotalcloud)"),
-    ("virustotal", "AppEngine-Google; (+http://code.google.com/appengine; appid: s~virustotalcloud)"),
     ("AwarioBot", "Mozilla/5.0 (compatible; AwarioBot/1.0; +https://awario.com/bots.html)"),
     ("AwarioRendererBot", "AwarioRendererBot/1.0 (+https://awario.com/bots.html; bots@awario.com)"),
-    ("ServerHunterSpider\\/", "Mozilla/5.0 (compatible; ServerHunterSpider/1.1; +https://www.serverhunter.com/spider/)"),
-    ("SpiderLing", "Mozilla/5.0 (compatible; SpiderLing (a SPIDER for LINGustic research); +http://nlp.fi.muni.cz/projects/biwec/)"),
-    ("WPMU DEV Broken Link Checker", "WPMU DEV Broken Link Checker Spider"),
 ]
 
 
@@ -141,19 +154,29 @@ def main():
             tap.finish()
     got = dict(zip(uas, results))   # instances are unique in the snapshot
 
-    n_ai = n_exc = 0
+    n_ai = n_exc = n_missed = 0
     for pattern, named, insts in scope:
         for inst in insts:
+            label = "[%s -> %s] %s" % (pattern, "/".join(named), inst)
+            if inst in KNOWN_MISSED:
+                n_missed += 1
+                tap.todo(got[inst] == ("reject", rc.AI), "%s: reject %s" % (label, rc.AI),
+                         "real AI agent missed: %s" % KNOWN_MISSED[inst], "got: %s" % rc.fmt(got[inst]))
+                continue
             want = KNOWN_NOT_AI.get(inst, ("reject", rc.AI))
             if want == ("reject", rc.AI):
                 n_ai += 1
             else:
                 n_exc += 1
-            tap.ok(got[inst] == want,
-                   "[%s -> %s] %s: %s" % (pattern, "/".join(named), inst, rc.fmt(want)),
-                   "got: %s" % rc.fmt(got[inst]))
-    tap.diag("in scope: %d instances of %d entries; %d expected ai-robots-txt, %d known exceptions"
-             % (n_inst, len(scope), n_ai, n_exc))
+            note = " (not an AI agent: Spider/<digit>, wrong identity)" if inst in KNOWN_WRONG_IDENTITY else ""
+            tap.ok(got[inst] == want, "%s: %s%s" % (label, rc.fmt(want), note), "got: %s" % rc.fmt(got[inst]))
+    tap.diag("in scope: %d instances of %d entries; %d expected ai-robots-txt, %d known exceptions, "
+             "%d known misses (TODO)" % (n_inst, len(scope), n_ai, n_exc, n_missed))
+    inscope_all = {i for _, _, insts in scope for i in insts}
+    listed = list(KNOWN_NOT_AI) + list(KNOWN_MISSED) + KNOWN_WRONG_IDENTITY
+    tap.ok(all(i in inscope_all for i in listed),
+           "KNOWN_NOT_AI, KNOWN_MISSED and KNOWN_WRONG_IDENTITY list only in-scope instances",
+           "not in scope: %r" % [i for i in listed if i not in inscope_all])
 
     counts = {}
     for r in results:
@@ -168,7 +191,7 @@ def main():
     missing = [x for x in EXPECTED_EXTRA_AI if x not in extra]
     unexpected = [x for x in extra if x not in EXPECTED_EXTRA_AI]
     tap.ok(not missing and not unexpected,
-           "out-of-scope instances rejected as ai-robots-txt: exactly the %d listed (generic names Spider/Code, Awario)"
+           "out-of-scope instances rejected as ai-robots-txt: exactly the %d listed (Sogou's spider/<digit>, Awario)"
            % len(EXPECTED_EXTRA_AI),
            "\n".join(["missing: %r" % (x,) for x in missing] + ["unexpected: %r" % (x,) for x in unexpected]))
     tap.finish()
