@@ -181,7 +181,8 @@ int main(int argc, char **argv)
     if (rc == 0 && bin) {
         /* Load what we wrote with the same loader and verifier hosts use:
          * a compiler bug must not produce a file that fails to load. */
-        clf_options lo = {VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES};
+        clf_options lo = {VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES,
+                          {NULL, NULL, NULL}};
         clf_program *prog = NULL;
         char err[256];
         if (vm_load(bin, len, &lo, &prog, err, sizeof err) != CLF_OK) {

@@ -215,7 +215,7 @@ static uint32_t subject_for(cg *g, int origin, const char *oname)
         return 0;
     }
     if (GROW(g, g->subjects, g->capsubjects, g->nsubjects + 1)) return 0;
-    g->subjects[g->nsubjects] = (vm_subject){kind, hdr, 0, 0, NULL};
+    g->subjects[g->nsubjects] = (vm_subject){kind, hdr, 0, 0, NULL, 0};
     return g->nsubjects++;
 }
 

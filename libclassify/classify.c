@@ -31,7 +31,7 @@ CLF_API const char *clf_version_string(void) { return CLF_VERSION_STRING; }
 CLF_API uint32_t clf_format_version(void) { return VM_FORMAT_VERSION; }
 
 static const clf_options default_options = {
-    VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES};
+    VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES, {NULL, NULL, NULL}};
 
 CLF_API clf_status clf_options_new(clf_options **out)
 {
@@ -60,6 +60,16 @@ CLF_API clf_status clf_options_set_limit(clf_options *opts, clf_limit which,
         break;
     default: return CLF_E_INVALID;
     }
+    return CLF_OK;
+}
+
+CLF_API clf_status clf_options_set_allocator(clf_options *opts, clf_alloc_fn alloc,
+                                             clf_free_fn free_fn, void *ud)
+{
+    if (!opts || !alloc != !free_fn) return CLF_E_INVALID;
+    opts->alloc.alloc = alloc;
+    opts->alloc.free = free_fn;
+    opts->alloc.ud = ud;
     return CLF_OK;
 }
 
@@ -116,16 +126,17 @@ CLF_API clf_status clf_ctx_new(const clf_program *prog, clf_ctx **out,
         return CLF_E_INVALID;
     }
     *out = NULL;
-    clf_ctx *c = calloc(1, sizeof *c);
-    if (!c) goto nomem;
+    const vm_allocator *al = &prog->alloc;
+    clf_ctx *c = vm_calloc(al, 1, sizeof *c);
+    if (!c) goto nomem_freed;
     c->prog = prog;
-    c->regs = calloc(prog->maxregs ? prog->maxregs : 1, sizeof *c->regs);
-    c->bits = calloc((prog->nbits + 63) / 64 + 1, 8);
-    c->done = calloc((prog->nsubjects + 63) / 64 + 1, 8);
-    c->slots = calloc(prog->nhdrs ? prog->nhdrs : 1, sizeof *c->slots);
-    c->entries = calloc((size_t)prog->max_headers, sizeof *c->entries);
+    c->regs = vm_calloc(al, prog->maxregs, sizeof *c->regs);
+    c->bits = vm_calloc(al, (prog->nbits + 63) / 64 + 1, 8);
+    c->done = vm_calloc(al, (prog->nsubjects + 63) / 64 + 1, 8);
+    c->slots = vm_calloc(al, prog->nhdrs, sizeof *c->slots);
+    c->entries = vm_calloc(al, (size_t)prog->max_headers, sizeof *c->entries);
     c->ws_cap = (size_t)prog->ws_bytes;
-    c->ws = malloc(c->ws_cap);
+    c->ws = vm_malloc(al, c->ws_cap);
     if (!c->regs || !c->bits || !c->done || !c->slots || !c->entries || !c->ws)
         goto nomem;
     for (uint32_t i = 0; i < prog->nsubjects; i++) {
@@ -150,14 +161,15 @@ nomem_freed:
 CLF_API void clf_ctx_free(clf_ctx *ctx)
 {
     if (!ctx) return;
+    const vm_allocator *al = &ctx->prog->alloc;
     hs_free_scratch(ctx->scratch);
-    free(ctx->regs);
-    free(ctx->bits);
-    free(ctx->done);
-    free(ctx->slots);
-    free(ctx->entries);
-    free(ctx->ws);
-    free(ctx);
+    vm_free(al, ctx->regs);
+    vm_free(al, ctx->bits);
+    vm_free(al, ctx->done);
+    vm_free(al, ctx->slots);
+    vm_free(al, ctx->entries);
+    vm_free(al, ctx->ws);
+    vm_free(al, ctx);
 }
 
 CLF_API void clf_ctx_reset(clf_ctx *ctx)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <xxhash.h>
 
+#include "alloc.h"
 #include "bytes.h"
 #include "format.h"
 #include "program.h"
@@ -127,8 +128,8 @@ static clf_status read_consts(loader *ld)
     uint32_t n = vm_rd32(s.p);
     if ((st = need(ld, VM_SEC_CONST, 8, n, 16))) return st;
     uint64_t strbase = 8 + (uint64_t)n * 16, strlen_ = s.len - strbase;
-    p->consts = calloc(n ? n : 1, sizeof *p->consts);
-    p->strings = malloc(strlen_ ? strlen_ : 1);
+    p->consts = vm_calloc(&p->alloc, n, sizeof *p->consts);
+    p->strings = vm_malloc(&p->alloc, strlen_);
     if (!p->consts || !p->strings) FAIL(ld, CLF_E_NOMEM, "out of memory");
     memcpy(p->strings, s.p + strbase, strlen_);
     p->nconsts = n;
@@ -163,7 +164,7 @@ static clf_status read_funcs(loader *ld)
     if (n == 0) FAIL(ld, CLF_E_FORMAT, "the program has no functions");
     p->entry = vm_rd32(s.p + 4);
     if (p->entry >= n) FAIL(ld, CLF_E_FORMAT, "entry function %u does not exist", p->entry);
-    p->funcs = calloc(n, sizeof *p->funcs);
+    p->funcs = vm_calloc(&p->alloc, n, sizeof *p->funcs);
     if (!p->funcs) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->nfuncs = n;
     section code = ld->sec[VM_SEC_CODE], types = ld->sec[VM_SEC_TYPES],
@@ -186,9 +187,9 @@ static clf_status read_funcs(loader *ld)
             FAIL(ld, CLF_E_FORMAT, "function %u's register types lie outside their section", f);
         if (ci + F->ninsns > pos.len / 12)
             FAIL(ld, CLF_E_FORMAT, "function %u's source positions lie outside their section", f);
-        F->code = calloc(F->ninsns, sizeof *F->code);
-        F->pos = calloc(F->ninsns, sizeof *F->pos);
-        F->regtypes = malloc(F->nregs ? F->nregs : 1);
+        F->code = vm_calloc(&p->alloc, F->ninsns, sizeof *F->code);
+        F->pos = vm_calloc(&p->alloc, F->ninsns, sizeof *F->pos);
+        F->regtypes = vm_malloc(&p->alloc, F->nregs);
         if (!F->code || !F->pos || !F->regtypes) FAIL(ld, CLF_E_NOMEM, "out of memory");
         for (uint32_t i = 0; i < F->ninsns; i++) {
             const uint8_t *q = code.p + (ci + i) * 8;
@@ -223,7 +224,7 @@ static clf_status read_tables(loader *ld)
     if ((st = need(ld, VM_SEC_HDRS, 4, 0, 0))) return st;
     uint32_t n = vm_rd32(h.p);
     if ((st = need(ld, VM_SEC_HDRS, 4, n, 4))) return st;
-    p->hdrs = calloc(n ? n : 1, sizeof *p->hdrs);
+    p->hdrs = vm_calloc(&p->alloc, n, sizeof *p->hdrs);
     if (!p->hdrs) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->nhdrs = n;
     for (uint32_t i = 0; i < n; i++) {
@@ -236,7 +237,7 @@ static clf_status read_tables(loader *ld)
     if ((st = need(ld, VM_SEC_SUBJ, 4, 0, 0))) return st;
     n = vm_rd32(s.p);
     if ((st = need(ld, VM_SEC_SUBJ, 4, n, 16))) return st;
-    p->subjects = calloc(n ? n : 1, sizeof *p->subjects);
+    p->subjects = vm_calloc(&p->alloc, n, sizeof *p->subjects);
     if (!p->subjects) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->nsubjects = n;
     uint64_t bits = 0;
@@ -260,7 +261,7 @@ static clf_status read_tables(loader *ld)
     if ((st = need(ld, VM_SEC_PAT, 4, 0, 0))) return st;
     n = vm_rd32(q.p);
     if ((st = need(ld, VM_SEC_PAT, 4, n, 16))) return st;
-    p->patterns = calloc(n ? n : 1, sizeof *p->patterns);
+    p->patterns = vm_calloc(&p->alloc, n, sizeof *p->patterns);
     if (!p->patterns) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->npatterns = n;
     const uint32_t allowed = HS_FLAG_CASELESS | HS_FLAG_DOTALL | HS_FLAG_MULTILINE |
@@ -291,8 +292,26 @@ static clf_status read_databases(loader *ld)
         uint64_t off = vm_rd64(d.p + (size_t)i * 16), size = vm_rd64(d.p + (size_t)i * 16 + 8);
         if (off < (uint64_t)p->nsubjects * 16 || off > d.len || size > d.len - off)
             FAIL(ld, CLF_E_FORMAT, "database %u lies outside its section", i);
+        /* Place the database in memory from the host's allocator
+         * (hs_deserialize_database_at), so that the host sees and can
+         * limit it; its size comes from the blob's header. */
+        const char *blob = (const char *)d.p + off;
+        size_t dbsize = 0;
+        hs_error_t rc = hs_serialized_database_size(blob, (size_t)size, &dbsize);
         hs_database_t *db = NULL;
-        hs_error_t rc = hs_deserialize_database((const char *)d.p + off, (size_t)size, &db);
+        if (rc == HS_SUCCESS) {
+            if (dbsize == 0 || dbsize > ((size_t)1 << 34))
+                FAIL(ld, CLF_E_FORMAT, "database %u declares %zu bytes", i, dbsize);
+            db = vm_malloc(&p->alloc, dbsize);
+            if (!db) FAIL(ld, CLF_E_NOMEM, "out of memory for database %u (%zu bytes)", i, dbsize);
+            rc = hs_deserialize_database_at(blob, (size_t)size, db);
+            if (rc != HS_SUCCESS) {
+                vm_free(&p->alloc, db);
+                db = NULL;
+            } else {
+                p->subjects[i].db_in_place = 1;
+            }
+        }
         if (rc == HS_DB_VERSION_ERROR || rc == HS_DB_PLATFORM_ERROR) {
             long bad;
             if ((st = vm_subject_build(p, i, &db, &bad, ld->err, ld->errlen)))
@@ -316,11 +335,12 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
     clf_status st;
     *out = NULL;
     if ((st = read_header(&ld, b, len, o))) return st;
-    ld.prog = calloc(1, sizeof *ld.prog);
+    ld.prog = vm_calloc(&o->alloc, 1, sizeof *ld.prog);
     if (!ld.prog) {
         vm_errf(err, errlen, "out of memory");
         return CLF_E_NOMEM;
     }
+    ld.prog->alloc = o->alloc;
     ld.prog->ws_bytes = o->workspace_bytes;
     ld.prog->max_headers = o->headers;
     ld.prog->file_bytes = o->file_bytes;
@@ -337,18 +357,21 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
 void vm_program_free(clf_program *p)
 {
     if (!p) return;
+    vm_allocator a = p->alloc;
     for (uint32_t f = 0; p->funcs && f < p->nfuncs; f++) {
-        free(p->funcs[f].code);
-        free(p->funcs[f].pos);
-        free(p->funcs[f].regtypes);
+        vm_free(&a, p->funcs[f].code);
+        vm_free(&a, p->funcs[f].pos);
+        vm_free(&a, p->funcs[f].regtypes);
     }
-    for (uint32_t i = 0; p->subjects && i < p->nsubjects; i++)
-        hs_free_database(p->subjects[i].db);
-    free(p->funcs);
-    free(p->consts);
-    free(p->strings);
-    free(p->hdrs);
-    free(p->subjects);
-    free(p->patterns);
-    free(p);
+    for (uint32_t i = 0; p->subjects && i < p->nsubjects; i++) {
+        if (p->subjects[i].db_in_place) vm_free(&a, p->subjects[i].db);
+        else hs_free_database(p->subjects[i].db);
+    }
+    vm_free(&a, p->funcs);
+    vm_free(&a, p->consts);
+    vm_free(&a, p->strings);
+    vm_free(&a, p->hdrs);
+    vm_free(&a, p->subjects);
+    vm_free(&a, p->patterns);
+    vm_free(&a, p);
 }

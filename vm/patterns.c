@@ -18,10 +18,11 @@ clf_status vm_subject_build(const clf_program *p, uint32_t s, hs_database_t **ou
         vm_errf(err, errlen, "subject %u has no patterns", s);
         return CLF_E_FORMAT;
     }
-    const char **exprs = malloc(n * sizeof *exprs);
-    unsigned *flags = malloc(n * sizeof *flags);
-    unsigned *ids = malloc(n * sizeof *ids);
-    uint32_t *which = malloc(n * sizeof *which);
+    const vm_allocator *al = &p->alloc;
+    const char **exprs = vm_calloc(al, n, sizeof *exprs);
+    unsigned *flags = vm_calloc(al, n, sizeof *flags);
+    unsigned *ids = vm_calloc(al, n, sizeof *ids);
+    uint32_t *which = vm_calloc(al, n, sizeof *which);
     clf_status st = CLF_OK;
     if (!exprs || !flags || !ids || !which) {
         vm_errf(err, errlen, "out of memory");
@@ -52,9 +53,9 @@ clf_status vm_subject_build(const clf_program *p, uint32_t s, hs_database_t **ou
     }
     hs_free_compile_error(ce);
 done:
-    free(exprs);
-    free(flags);
-    free(ids);
-    free(which);
+    vm_free(al, exprs);
+    vm_free(al, flags);
+    vm_free(al, ids);
+    vm_free(al, which);
     return st;
 }

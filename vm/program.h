@@ -15,6 +15,7 @@
 #include <hs.h>
 
 #include "classify.h"
+#include "alloc.h"
 #include "opcodes.h"
 
 #ifdef __GNUC__
@@ -65,6 +66,8 @@ typedef struct vm_subject {
     uint32_t ntests; /* >= 1 */
     uint32_t bit_base;
     hs_database_t *db;
+    int db_in_place; /* db lives in memory from the program's allocator
+                        (hs_deserialize_database_at), not Hyperscan's */
 } vm_subject;
 
 /* One Hyperscan expression. Its match id is `test`; all expressions of
@@ -93,6 +96,7 @@ struct clf_program {
     /* Loader-owned storage (NULL in a program built by the compiler). */
     char *strings;     /* constant bytes */
     void *alloc_block; /* decoded tables */
+    vm_allocator alloc; /* for the program and its contexts */
     uint64_t ws_bytes; /* CLF_LIMIT_WORKSPACE_BYTES */
     uint64_t max_headers;
     uint64_t file_bytes;
@@ -107,6 +111,7 @@ struct clf_options {
     uint64_t file_bytes;
     uint64_t headers;
     uint64_t workspace_bytes;
+    vm_allocator alloc;
 };
 
 /* Formats a message into err/errlen (both may be 0/NULL). */

@@ -130,7 +130,8 @@ static clf_status verify_func(verifier *v)
     }
 
     /* Give each jump target a state slot. */
-    uint32_t *slot = malloc((size_t)f->ninsns * sizeof *slot);
+    const vm_allocator *al = &v->p->alloc;
+    uint32_t *slot = vm_calloc(al, f->ninsns, sizeof *slot);
     uint32_t ntargets = 0;
     if (!slot) goto nomem;
     for (uint32_t i = 0; i < f->ninsns; i++) slot[i] = UINT32_MAX;
@@ -143,11 +144,11 @@ static clf_status verify_func(verifier *v)
     }
     /* Each target: `words` words of bits, the last one a "reached" flag. */
     if (ntargets && words > (SIZE_MAX / 8) / ntargets) goto nomem;
-    uint64_t *tstate = malloc((size_t)ntargets * words * 8 + 1);
-    uint64_t *cur = malloc(words * 8);
+    uint64_t *tstate = vm_malloc(al, (size_t)ntargets * words * 8);
+    uint64_t *cur = vm_malloc(al, words * 8);
     if (!tstate || !cur) {
-        free(tstate);
-        free(cur);
+        vm_free(al, tstate);
+        vm_free(al, cur);
         goto nomem;
     }
     for (size_t i = 0; i < (size_t)ntargets * words; i++)
@@ -201,12 +202,12 @@ static clf_status verify_func(verifier *v)
         }
         if (in->op == OP_JMP || in->op == OP_ACCEPT || in->op == OP_REJECT) reach = 0;
     }
-    free(slot);
-    free(tstate);
-    free(cur);
+    vm_free(al, slot);
+    vm_free(al, tstate);
+    vm_free(al, cur);
     return st;
 nomem:
-    free(slot);
+    vm_free(al, slot);
     vm_errf(v->err, v->errlen, "out of memory while verifying function '%s'",
             v->p->consts[f->name].str);
     return CLF_E_NOMEM;

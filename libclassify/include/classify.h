@@ -124,6 +124,26 @@ CLF_API void clf_options_free(clf_options *opts);
 CLF_API clf_status clf_options_set_limit(clf_options *opts, clf_limit which,
                                          uint64_t value);
 
+/* A host allocator: `alloc` returns `size` bytes aligned for any type
+ * (as malloc does) or NULL; `free` releases a block `alloc` returned (never
+ * called with NULL). Both get the `ud` given with them. They may be called
+ * from any thread that uses a program or context made with them. */
+typedef void *(*clf_alloc_fn)(void *ud, size_t size);
+typedef void (*clf_free_fn)(void *ud, void *ptr);
+
+/* Makes programs loaded with `opts`, and the contexts made from them,
+ * allocate through alloc/free_fn instead of malloc/free. That covers all
+ * of the library's own memory, including the Hyperscan databases read
+ * from the file (placed with hs_deserialize_database_at). It does not
+ * cover Hyperscan's scratch (hs_alloc_scratch) or a database Hyperscan
+ * recompiles (see clf_program_load): those use Hyperscan's allocator,
+ * which the library never changes (hs_set_allocator is process-wide).
+ * Pass both NULL to go back to malloc/free. Returns CLF_OK, or
+ * CLF_E_INVALID when opts is NULL or only one function is given. The
+ * options object itself is always allocated with malloc. */
+CLF_API clf_status clf_options_set_allocator(clf_options *opts, clf_alloc_fn alloc,
+                                             clf_free_fn free_fn, void *ud);
+
 /* ------------------------------------------------------------------------ */
 /* Programs. */
 
