@@ -388,7 +388,7 @@ static int classify(clf_ctx *ctx, const http_request *req, clf_verdict *v,
          * request would not get with it: refuse, and say why. */
         if (rc == CLF_E_LIMIT) {
             snprintf(err, errlen,
-                     "too many headers: header %zu (%.*s): %s",
+                     "header %zu (%.*s) refused: %s",
                      i + 1, (int)(h->name.len > 64 ? 64 : h->name.len),
                      h->name.ptr, clf_ctx_errmsg(ctx));
             return -1;

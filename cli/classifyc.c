@@ -35,6 +35,15 @@ static const char usage[] =
     "  --tokens       print the tokens of FILE.clf (compiler debugging)\n"
     "  --max-source-bytes N\n"
     "                 refuse source files larger than N bytes (default 16 MiB)\n"
+    "  --max-nesting N\n"
+    "                 refuse brackets, blocks or runs of '!' nested deeper than\n"
+    "                 N (default 100)\n"
+    "  --max-patterns N\n"
+    "                 refuse programs with more than N Hyperscan patterns\n"
+    "                 (default 100000)\n"
+    "  --max-registers N\n"
+    "                 refuse filters needing more than N registers (default and\n"
+    "                 ceiling 65535)\n"
     "  --stdlib DIR   use DIR as the standard library directory\n"
     "                 (default " CLF_STDLIB_DIR ")\n"
     "  -h, --help     show this help\n"
@@ -92,8 +101,8 @@ int main(int argc, char **argv)
     const char **incs = calloc((size_t)argc, sizeof *incs);
     size_t ninc = 0;
     int check = 0, dump = 0, ast = 0, tokens = 0;
-    cc_options o = {0};
-    o.max_source_bytes = CC_DEFAULT_MAX_SOURCE_BYTES;
+    cc_options o;
+    cc_options_init(&o);
     o.stdlib_dir = CLF_STDLIB_DIR;
     o.env_path = getenv("CLASSIFY_PATH");
     if (!incs) return 2;
@@ -117,15 +126,23 @@ int main(int argc, char **argv)
             incs[ninc++] = a + 2;
         } else if (strcmp(a, "--stdlib") == 0 && has_next) {
             o.stdlib_dir = argv[++i];
-        } else if (strcmp(a, "--max-source-bytes") == 0 && has_next) {
+        } else if ((strcmp(a, "--max-source-bytes") == 0 || strcmp(a, "--max-nesting") == 0 ||
+                    strcmp(a, "--max-patterns") == 0 || strcmp(a, "--max-registers") == 0) &&
+                   has_next) {
             char *end;
             unsigned long long v = strtoull(argv[++i], &end, 10);
-            if (*end || v == 0) {
-                fprintf(stderr, "classifyc: --max-source-bytes needs a positive number\n");
+            unsigned long long ceiling = strcmp(a, "--max-registers") == 0 ? 65535
+                                         : strcmp(a, "--max-source-bytes") == 0 ? UINT64_MAX
+                                         : UINT32_MAX;
+            if (*end || v == 0 || v > ceiling || argv[i][0] == '-') {
+                fprintf(stderr, "classifyc: %s needs a number from 1 to %llu\n", a, ceiling);
                 free(incs);
                 return 2;
             }
-            o.max_source_bytes = v;
+            if (a[6] == 's') o.max_source_bytes = v;
+            else if (a[6] == 'n') o.max_nesting = (unsigned)v;
+            else if (a[6] == 'p') o.max_patterns = (unsigned)v;
+            else o.max_registers = (unsigned)v;
         } else if (strcmp(a, "--check") == 0) {
             check = 1;
         } else if (strcmp(a, "--dump") == 0) {
@@ -181,8 +198,7 @@ int main(int argc, char **argv)
     if (rc == 0 && bin) {
         /* Load what we wrote with the same loader and verifier hosts use:
          * a compiler bug must not produce a file that fails to load. */
-        clf_options lo = {VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES,
-                          {NULL, NULL, NULL}};
+        clf_options lo = VM_DEFAULT_OPTIONS;
         clf_program *prog = NULL;
         char err[256];
         if (vm_load(bin, len, &lo, &prog, err, sizeof err) != CLF_OK) {

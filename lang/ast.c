@@ -67,7 +67,24 @@ static void dump_list(const ast *n, FILE *out)
     }
 }
 
+/* Operator chains nest the tree without bound; stop printing (and
+ * recursing) at a depth no real program reaches. */
+static unsigned dump_depth;
+
+static void dump_node(const ast *n, FILE *out);
+
 static void dump(const ast *n, FILE *out)
+{
+    if (dump_depth >= 10000) {
+        fputs("...", out);
+        return;
+    }
+    dump_depth++;
+    dump_node(n, out);
+    dump_depth--;
+}
+
+static void dump_node(const ast *n, FILE *out)
 {
     if (!n) {
         fputs("()", out);

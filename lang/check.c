@@ -24,7 +24,8 @@ typedef struct checker {
     compilation *c;
     module *m;
     scope *sc;
-    unsigned depth; /* expression nesting, bounded by the parser */
+    unsigned depth; /* expression nesting (CC_MAX_EXPR_DEPTH) */
+    int too_deep;   /* reported once */
 } checker;
 
 static const char *const type_names[] = {
@@ -93,6 +94,7 @@ ast *chk_literal(ast *e)
 /* ---- expressions ---- */
 
 static ty check_expr(checker *ck, ast *e);
+static ty check_expr_inner(checker *ck, ast *e);
 
 static int lowercase_header_name(checker *ck, ast *call, ast *arg, char **out)
 {
@@ -288,6 +290,24 @@ static ty check_set(checker *ck, ast *e)
 static ty check_expr(checker *ck, ast *e)
 {
     ty t = T_ERROR;
+    if (ck->depth >= CC_MAX_EXPR_DEPTH) {
+        /* Long operator chains nest the tree without nesting brackets;
+         * refuse them before any recursive pass runs out of stack. */
+        if (!ck->too_deep) ERR(ck, e, "expression is nested more than %d operators deep", CC_MAX_EXPR_DEPTH);
+        ck->too_deep = 1;
+        e->type = T_ERROR;
+        return T_ERROR;
+    }
+    ck->depth++;
+    t = check_expr_inner(ck, e);
+    ck->depth--;
+    e->type = t;
+    return t;
+}
+
+static ty check_expr_inner(checker *ck, ast *e)
+{
+    ty t = T_ERROR;
     switch (e->kind) {
     case AST_INT: t = T_INT; break;
     case AST_BOOL: t = T_BOOL; break;
@@ -330,7 +350,6 @@ static ty check_expr(checker *ck, ast *e)
     }
     default: t = check_binary(ck, e); break;
     }
-    e->type = t;
     return t;
 }
 

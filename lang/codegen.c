@@ -65,6 +65,7 @@ typedef struct cg {
     uint8_t *regtypes;
     uint32_t nregs, capregs;
     const ast *at; /* node whose position new instructions get */
+    int regs_reported, patterns_reported;
     /* Line/column cache: positions are asked for in increasing order. */
     uint32_t lc_file, lc_off, lc_line, lc_col;
 } cg;
@@ -151,11 +152,12 @@ static uint32_t emit_bx(cg *g, vm_opcode op, uint32_t a, uint32_t bx)
 
 static int new_reg(cg *g, vm_type t)
 {
-    if (g->nregs >= 65535) {
-        if (g->nregs == 65535) {
+    unsigned max = g->c->opts->max_registers ? g->c->opts->max_registers : 65535;
+    if (g->nregs >= max) {
+        if (!g->regs_reported) {
             src_error(g->c->src, g->at->file, g->at->off,
-                      "the filter needs more than 65535 registers");
-            g->nregs++;
+                      "the filter needs more than %u registers (classifyc --max-registers)", max);
+            g->regs_reported = 1;
         }
         return 0;
     }
@@ -222,6 +224,14 @@ static uint32_t subject_for(cg *g, int origin, const char *oname)
 static void add_pattern(cg *g, uint32_t subject, uint32_t test, const char *expr,
                         uint32_t flags, const ast *lit)
 {
+    unsigned max = g->c->opts->max_patterns ? g->c->opts->max_patterns : CC_DEFAULT_MAX_PATTERNS;
+    if (g->npatterns >= max) {
+        if (!g->patterns_reported)
+            src_error(g->c->src, lit->file, lit->off,
+                      "the program needs more than %u patterns (classifyc --max-patterns)", max);
+        g->patterns_reported = 1;
+        return;
+    }
     if (GROW(g, g->patterns, g->cappatterns, g->npatterns + 1)) return;
     if (GROW(g, g->pattern_node, g->cappnode, g->npatterns + 1)) return;
     g->pattern_node[g->npatterns] = lit;

@@ -6,6 +6,15 @@
 #include "grammar.h"
 #include "parse.h"
 
+void cc_options_init(cc_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_source_bytes = CC_DEFAULT_MAX_SOURCE_BYTES;
+    o->max_nesting = CC_DEFAULT_MAX_NESTING;
+    o->max_patterns = CC_DEFAULT_MAX_PATTERNS;
+    o->max_registers = CC_DEFAULT_MAX_REGISTERS;
+}
+
 int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
                uint8_t **out, size_t *outlen)
 {
@@ -41,7 +50,7 @@ int cc_dump_ast(const char *path, const cc_options *o, src_set *src, arena *ar, 
 {
     uint32_t f = add_single(path, o, src, ar);
     if (f == UINT32_MAX) return -1;
-    ast *items = ps_parse_file(src, ar, f);
+    ast *items = ps_parse_file(src, ar, f, o->max_nesting);
     if (src->nerrors) return -1;
     ast_dump(items, out);
     return 0;

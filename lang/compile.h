@@ -22,6 +22,12 @@
 
 /* Compile-time limits (docs/limits.md). */
 #define CC_DEFAULT_MAX_SOURCE_BYTES (UINT64_C(16) << 20)
+#define CC_DEFAULT_MAX_NESTING 100
+#define CC_DEFAULT_MAX_PATTERNS 100000
+#define CC_DEFAULT_MAX_REGISTERS 65535
+/* Operators nested inside one expression, e.g. a chain a || b || ... (not
+ * an option: it only guards the compiler's recursion). */
+#define CC_MAX_EXPR_DEPTH 10000
 
 typedef struct cc_options {
     const char *const *include_dirs; /* -I, searched first, in order */
@@ -29,7 +35,13 @@ typedef struct cc_options {
     const char *env_path;    /* $CLASSIFY_PATH (colon-separated) or NULL */
     const char *stdlib_dir;  /* the installed stdlib/, or NULL */
     uint64_t max_source_bytes;
+    unsigned max_nesting;   /* brackets, blocks and runs of '!' */
+    unsigned max_patterns;  /* Hyperscan patterns in the program */
+    unsigned max_registers; /* registers per filter, at most 65535 */
 } cc_options;
+
+/* The defaults for every field above. */
+void cc_options_init(cc_options *o);
 
 /* Compiles `path` and its imports into a rules file. On success returns 0
  * and stores a malloc'd buffer in *out (the caller frees it). On failure

@@ -11,7 +11,7 @@
 %token_type { lx_token }
 %extra_argument { ps_state *ps }
 %default_type { ast * }
-%stack_size 512
+%stack_size 10000
 
 %include {
 #include <assert.h>

@@ -232,7 +232,7 @@ static module *load(compilation *c, char *path, const module *importer, uint32_t
     module **tail = &c->modules;
     while (*tail) tail = &(*tail)->next;
     *tail = m;
-    m->items = ps_parse_file(c->src, c->ar, file);
+    m->items = ps_parse_file(c->src, c->ar, file, c->opts->max_nesting);
     if (!m->items && c->src->nerrors) return NULL;
     m->loading = 1;
     int rc = load_imports(c, m);

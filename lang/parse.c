@@ -91,11 +91,13 @@ void ps_too_deep(ps_state *ps)
     if (ps->error) return;
     ps->error = 1;
     src_error(ps->src, ps->file, ps->cur_off,
-              "nesting is too deep (the parser's stack holds 512 levels)");
+              "nesting is too deep for the parser's stack (10000 entries; an else-if "
+              "chain takes 4 per link)");
 }
 
-ast *ps_parse_file(src_set *src, arena *ar, uint32_t file)
+ast *ps_parse_file(src_set *src, arena *ar, uint32_t file, unsigned max_nesting)
 {
+    unsigned depth = 0, nots = 0;
     ps_state ps = {.src = src, .ar = ar, .file = file};
     lexer lx;
     lx_token t;
@@ -109,6 +111,18 @@ ast *ps_parse_file(src_set *src, arena *ar, uint32_t file)
     for (;;) {
         int k = lx_next(&lx, &t);
         if (k < 0) {
+            ps.error = 1;
+            break;
+        }
+        /* Bound nesting before the parser's stack does, with a message
+         * that names the option. */
+        if (k == TK_LPAREN || k == TK_LBRACKET || k == TK_LBRACE) depth++;
+        else if ((k == TK_RPAREN || k == TK_RBRACKET || k == TK_RBRACKET_I || k == TK_RBRACE) && depth)
+            depth--;
+        nots = k == TK_NOT ? nots + 1 : 0;
+        if (max_nesting && (depth > max_nesting || nots > max_nesting)) {
+            src_error(src, file, t.off, "nesting deeper than %u levels (classifyc --max-nesting)",
+                      max_nesting);
             ps.error = 1;
             break;
         }

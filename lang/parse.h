@@ -41,8 +41,9 @@ char *lx_decode_string(arena *ar, const char *tok, uint32_t len, uint32_t *outle
 const char *lx_kind_name(int kind);
 
 /* Parses file `file` of `src`; returns its items (NULL with errors
- * reported on failure). */
-ast *ps_parse_file(src_set *src, arena *ar, uint32_t file);
+ * reported on failure). Brackets, braces and runs of '!' may nest at most
+ * `max_nesting` deep (0: only the parser's own stack bounds them). */
+ast *ps_parse_file(src_set *src, arena *ar, uint32_t file, unsigned max_nesting);
 
 /* Called from grammar actions. */
 ast *ps_node(ps_state *ps, ast_kind kind, lx_token t);

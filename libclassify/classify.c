@@ -30,8 +30,7 @@ CLF_API int clf_version_number(void) { return CLF_VERSION_NUMBER; }
 CLF_API const char *clf_version_string(void) { return CLF_VERSION_STRING; }
 CLF_API uint32_t clf_format_version(void) { return VM_FORMAT_VERSION; }
 
-static const clf_options default_options = {
-    VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES, {NULL, NULL, NULL}};
+static const clf_options default_options = VM_DEFAULT_OPTIONS;
 
 CLF_API clf_status clf_options_new(clf_options **out)
 {
@@ -57,6 +56,19 @@ CLF_API clf_status clf_options_set_limit(clf_options *opts, clf_limit which,
     case CLF_LIMIT_WORKSPACE_BYTES:
         if (value > SIZE_MAX / 2) return CLF_E_INVALID;
         opts->workspace_bytes = value;
+        break;
+    case CLF_LIMIT_HEADER_VALUE_BYTES:
+        if (value > UINT32_MAX) return CLF_E_INVALID;
+        opts->header_value_bytes = value;
+        break;
+    case CLF_LIMIT_HEADER_BYTES:
+        if (value > UINT32_MAX) return CLF_E_INVALID;
+        opts->header_bytes = value;
+        break;
+    case CLF_LIMIT_PATTERNS: opts->patterns = value; break;
+    case CLF_LIMIT_REGISTERS:
+        if (value > 65536) return CLF_E_INVALID;
+        opts->registers = value;
         break;
     default: return CLF_E_INVALID;
     }
@@ -100,6 +112,10 @@ CLF_API uint64_t clf_program_limit(const clf_program *prog, clf_limit which)
     case CLF_LIMIT_FILE_BYTES: return prog->file_bytes;
     case CLF_LIMIT_HEADERS: return prog->max_headers;
     case CLF_LIMIT_WORKSPACE_BYTES: return prog->ws_bytes;
+    case CLF_LIMIT_HEADER_VALUE_BYTES: return prog->header_value_bytes;
+    case CLF_LIMIT_HEADER_BYTES: return prog->header_bytes;
+    case CLF_LIMIT_PATTERNS: return prog->max_patterns;
+    case CLF_LIMIT_REGISTERS: return prog->max_registers;
     default: return 0;
     }
 }
@@ -182,6 +198,7 @@ CLF_API void clf_ctx_reset(clf_ctx *ctx)
     if (ctx->prog->nhdrs) memset(ctx->slots, 0, ctx->prog->nhdrs * sizeof *ctx->slots);
     ctx->nentries = 0;
     ctx->nheaders = 0;
+    ctx->header_bytes = 0;
     ctx->ws_used = 0;
     ctx->errmsg[0] = 0;
 }
@@ -231,8 +248,23 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
                 (unsigned long long)p->max_headers);
         return CLF_E_LIMIT;
     }
+    if (value_len > p->header_value_bytes) {
+        vm_errf(ctx->errmsg, sizeof ctx->errmsg,
+                "the value of header '%.*s' is %zu bytes, over the limit of %llu "
+                "(CLF_LIMIT_HEADER_VALUE_BYTES)", (int)(name_len > 64 ? 64 : name_len),
+                name ? name : "", value_len, (unsigned long long)p->header_value_bytes);
+        return CLF_E_LIMIT;
+    }
+    if (name_len + value_len > p->header_bytes - ctx->header_bytes ||
+        ctx->header_bytes > p->header_bytes) {
+        vm_errf(ctx->errmsg, sizeof ctx->errmsg,
+                "the request's headers pass %llu bytes (CLF_LIMIT_HEADER_BYTES)",
+                (unsigned long long)p->header_bytes);
+        return CLF_E_LIMIT;
+    }
     ctx->errmsg[0] = 0;
     ctx->nheaders++;
+    ctx->header_bytes += name_len + value_len;
     for (uint32_t h = 0; h < p->nhdrs; h++) {
         const vm_const *k = &p->consts[p->hdrs[h]];
         if (k->len != name_len || !name_eq(name, k->str, name_len)) continue;

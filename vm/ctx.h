@@ -45,6 +45,7 @@ struct clf_ctx {
     vm_hentry *entries;    /* prog->max_headers */
     uint32_t nentries;
     uint64_t nheaders;     /* headers added, inspected or not */
+    uint64_t header_bytes; /* their names' and values' bytes */
     char *ws;              /* string workspace */
     size_t ws_used, ws_cap;
     char errmsg[160];      /* clf_ctx_errmsg() */

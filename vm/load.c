@@ -181,6 +181,9 @@ static clf_status read_funcs(loader *ld)
         if (F->nregs > 65536)
             FAIL(ld, CLF_E_FORMAT, "function %u has %u registers, more than 65536",
                  f, F->nregs);
+        if (F->nregs > p->max_registers)
+            FAIL(ld, CLF_E_LIMIT, "function %u uses %u registers, over the limit of %llu "
+                 "(CLF_LIMIT_REGISTERS)", f, F->nregs, (unsigned long long)p->max_registers);
         if (F->ninsns == 0 || F->ninsns > (code.len / 8) - ci)
             FAIL(ld, CLF_E_FORMAT, "function %u's code lies outside the code section", f);
         if (F->nregs > types.len - ti)
@@ -261,6 +264,9 @@ static clf_status read_tables(loader *ld)
     if ((st = need(ld, VM_SEC_PAT, 4, 0, 0))) return st;
     n = vm_rd32(q.p);
     if ((st = need(ld, VM_SEC_PAT, 4, n, 16))) return st;
+    if (n > p->max_patterns)
+        FAIL(ld, CLF_E_LIMIT, "the file holds %u patterns, over the limit of %llu "
+             "(CLF_LIMIT_PATTERNS)", n, (unsigned long long)p->max_patterns);
     p->patterns = vm_calloc(&p->alloc, n, sizeof *p->patterns);
     if (!p->patterns) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->npatterns = n;
@@ -344,6 +350,10 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
     ld.prog->ws_bytes = o->workspace_bytes;
     ld.prog->max_headers = o->headers;
     ld.prog->file_bytes = o->file_bytes;
+    ld.prog->header_value_bytes = o->header_value_bytes;
+    ld.prog->header_bytes = o->header_bytes;
+    ld.prog->max_patterns = o->patterns;
+    ld.prog->max_registers = o->registers;
     if (!(st = read_consts(&ld)) && !(st = read_funcs(&ld)) &&
         !(st = read_tables(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
         !(st = read_databases(&ld))) {

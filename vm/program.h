@@ -100,19 +100,37 @@ struct clf_program {
     uint64_t ws_bytes; /* CLF_LIMIT_WORKSPACE_BYTES */
     uint64_t max_headers;
     uint64_t file_bytes;
+    uint64_t header_value_bytes;
+    uint64_t header_bytes;
+    uint64_t max_patterns;
+    uint64_t max_registers;
 };
 
 /* Default limits (docs/limits.md). */
 #define VM_DEFAULT_FILE_BYTES (UINT64_C(64) << 20)
 #define VM_DEFAULT_HEADERS 256
 #define VM_DEFAULT_WORKSPACE_BYTES (UINT64_C(256) << 10)
+#define VM_DEFAULT_HEADER_VALUE_BYTES (UINT64_C(64) << 10)
+#define VM_DEFAULT_HEADER_BYTES (UINT64_C(256) << 10)
+#define VM_DEFAULT_PATTERNS 1000000
+#define VM_DEFAULT_REGISTERS 65536
 
 struct clf_options {
     uint64_t file_bytes;
     uint64_t headers;
     uint64_t workspace_bytes;
+    uint64_t header_value_bytes;
+    uint64_t header_bytes;
+    uint64_t patterns;
+    uint64_t registers;
     vm_allocator alloc;
 };
+
+/* The defaults, in the order of the fields above. */
+#define VM_DEFAULT_OPTIONS                                                  \
+    {VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES,  \
+     VM_DEFAULT_HEADER_VALUE_BYTES, VM_DEFAULT_HEADER_BYTES,                 \
+     VM_DEFAULT_PATTERNS, VM_DEFAULT_REGISTERS, {NULL, NULL, NULL}}
 
 /* Formats a message into err/errlen (both may be 0/NULL). */
 VM_INTERNAL void vm_errf(char *err, size_t errlen, const char *fmt, ...)

@@ -107,7 +107,19 @@ typedef enum clf_limit {
      * while classifying (lower(), repeated headers joined with ", ").
      * clf_eval() returns CLF_E_LIMIT when a request needs more.
      * Default 256 KiB. */
-    CLF_LIMIT_WORKSPACE_BYTES = 2
+    CLF_LIMIT_WORKSPACE_BYTES = 2,
+    /* Longest header value clf_ctx_add_header() accepts, in bytes.
+     * Default 64 KiB. */
+    CLF_LIMIT_HEADER_VALUE_BYTES = 3,
+    /* Most bytes of header names and values per request, all headers
+     * together. Default 256 KiB. */
+    CLF_LIMIT_HEADER_BYTES = 4,
+    /* Most Hyperscan patterns a rules file may hold. Default 1,000,000. */
+    CLF_LIMIT_PATTERNS = 5,
+    /* Most registers one function of a rules file may use (the context
+     * allocates this many per function). Default 65,536, the format's
+     * ceiling. */
+    CLF_LIMIT_REGISTERS = 6
 } clf_limit;
 
 /* Creates an options object holding the defaults. Returns CLF_OK and
@@ -120,7 +132,8 @@ CLF_API clf_status clf_options_new(clf_options **out);
 CLF_API void clf_options_free(clf_options *opts);
 
 /* Sets limit `which` to `value`. Returns CLF_OK, or CLF_E_INVALID for an
- * unknown limit or a value of 0. */
+ * unknown limit, a value of 0, or a value above the limit's ceiling
+ * (CLF_LIMIT_REGISTERS: 65,536; the per-request limits: 2^32 - 1). */
 CLF_API clf_status clf_options_set_limit(clf_options *opts, clf_limit which,
                                          uint64_t value);
 
@@ -231,8 +244,11 @@ CLF_API clf_status clf_ctx_set_query(clf_ctx *ctx, const char *ptr,
  * Headers the program never inspects are not stored, but they count
  * toward CLF_LIMIT_HEADERS: the limit bounds the request, not the rules.
  * Returns CLF_OK, CLF_E_INVALID, or CLF_E_LIMIT when the request already
- * has CLF_LIMIT_HEADERS headers (the header is then ignored; the host
- * decides whether to classify the request anyway or refuse it). */
+ * has CLF_LIMIT_HEADERS headers, when the value is longer than
+ * CLF_LIMIT_HEADER_VALUE_BYTES, or when the request's header bytes would
+ * pass CLF_LIMIT_HEADER_BYTES (clf_ctx_errmsg() says which). The header is
+ * then ignored; the host decides whether to classify the request anyway
+ * or refuse it (for example with 431, RFC 6585). */
 CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
                                       size_t name_len, const char *value,
                                       size_t value_len);

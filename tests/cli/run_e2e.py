@@ -257,9 +257,27 @@ def check_too_many_headers(tap, cr, rules, tmp):
         f.write(b"\r\n")
     r = run([cr, rules, "--request", path])
     tap.ok(r.rc == 1 and r.out == b"" and r.err_lines() ==
-           ["classify-run: %s: error: too many headers: header 257 (X-H256): "
+           ["classify-run: %s: error: header 257 (X-H256) refused: "
             "the request has more than 256 headers (CLF_LIMIT_HEADERS)" % path],
-           "300 headers: exit 1, 'too many headers' error", r)
+           "300 headers: exit 1, header refused", r)
+
+
+def check_header_value_limit(tap, cr, rules, tmp):
+    # CLF_LIMIT_HEADER_VALUE_BYTES defaults to 64 KiB: 65,536 bytes pass,
+    # one more is refused (exit 1), never truncated.
+    for n, want_rc in ((65536, 0), (65537, 1)):
+        path = os.path.join(tmp, "ua-%d.http" % n)
+        with open(path, "wb") as f:
+            f.write(b"GET / HTTP/1.1\r\nUser-Agent: " + b"a" * n + b"\r\n\r\n")
+        r = run([cr, rules, "--request", path])
+        if want_rc == 0:
+            tap.ok(r.rc == 0 and r.out == b"accept\n", "64 KiB User-Agent: classified", r)
+        else:
+            tap.ok(r.rc == 1 and r.err_lines() ==
+                   ["classify-run: %s: error: header 1 (User-Agent) refused: the value of header "
+                    "'User-Agent' is 65537 bytes, over the limit of 65536 "
+                    "(CLF_LIMIT_HEADER_VALUE_BYTES)" % path],
+                   "64 KiB + 1 User-Agent: exit 1, header refused", r)
 
 
 def check_usage(tap, cr, rules, req):
@@ -351,6 +369,7 @@ def main(argv):
         check_ua_file(tap, cr, rules, tmp)
         check_stdin(tap, cr, rules, req)
         check_too_many_headers(tap, cr, rules, tmp)
+        check_header_value_limit(tap, cr, rules, tmp)
         check_usage(tap, cr, rules, req)
         check_bad_rules(tap, cr, rules, req, tmp)
     tap.done()

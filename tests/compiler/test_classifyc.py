@@ -98,6 +98,27 @@ with tempfile.TemporaryDirectory() as d:
     p = run(good, "--max-source-bytes", "10")
     check("source limit exits 2 with a message",
           p.returncode == 2 and b"larger than the source limit of 10 bytes" in p.stderr, p.stderr)
+    lim = os.path.join(d, "limits.clf")
+    open(lim, "wb").write(b'const S = ["a", "b"]\nfilter main(r: Request) { if (r.path.contains(S)) { reject } accept }\n')
+    check("limits file compiles with defaults", run(lim, "--check").returncode == 0)
+    p = run(lim, "--check", "--max-patterns", "1")
+    check("--max-patterns 1 refuses a two-element set",
+          p.returncode == 1 and b"limits.clf:1:17: error: the program needs more than 1 patterns "
+          b"(classifyc --max-patterns)" in p.stderr, p.stderr)
+    p = run(lim, "--check", "--max-nesting", "1")
+    check("--max-nesting 1 refuses ( inside { ",
+          p.returncode == 1 and b"limits.clf:2:30: error: nesting deeper than 1 levels" in p.stderr, p.stderr)
+    regs = os.path.join(d, "regs.clf")
+    open(regs, "wb").write(b'filter main(r: Request) { if r.path.len() > 1 { reject } accept }\n')
+    p = run(regs, "--check", "--max-registers", "1")
+    check("--max-registers 1 refuses a filter that needs 2",
+          p.returncode == 1 and b"the filter needs more than 1 registers (classifyc --max-registers)" in p.stderr,
+          p.stderr)
+    for opt, val in (("--max-registers", "65536"), ("--max-nesting", "0"), ("--max-patterns", "-3"),
+                     ("--max-source-bytes", "x")):
+        p = run(lim, "--check", opt, val)
+        check("%s %s is a usage error" % (opt, val), p.returncode == 2 and b"needs a number" in p.stderr, p.stderr)
+
     p = run("-", "--check", stdin=GOOD)
     check("- reads standard input", p.returncode == 0, p.stderr)
     p = run("-", stdin=GOOD)
@@ -121,7 +142,8 @@ with tempfile.TemporaryDirectory() as d:
     # --help documents every option.
     p = run("--help")
     for opt in ("-o FILE", "-I DIR", "--check", "--dump", "--ast", "--tokens",
-                "--max-source-bytes", "--stdlib", "--version", "CLASSIFY_PATH", "exit status"):
+                "--max-source-bytes", "--max-nesting", "--max-patterns", "--max-registers",
+                "--stdlib", "--version", "CLASSIFY_PATH", "exit status"):
         check("--help mentions " + opt, p.returncode == 0 and opt.encode() in p.stdout)
     p = run("--version")
     check("--version", p.returncode == 0 and p.stdout.startswith(b"classifyc "), p.stdout)

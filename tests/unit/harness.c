@@ -17,8 +17,8 @@ uint8_t *h_compile(const char *source, size_t *len, char **diags)
     size_t n = strlen(source);
     cr_assert(write(fd, source, n) == (ssize_t)n);
     close(fd);
-    cc_options o = {0};
-    o.max_source_bytes = CC_DEFAULT_MAX_SOURCE_BYTES;
+    cc_options o;
+    cc_options_init(&o);
     arena ar = {0};
     src_set src = {.ar = &ar};
     uint8_t *bin = NULL;

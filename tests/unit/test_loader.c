@@ -254,3 +254,27 @@ Test(loader, damaged_database_is_refused)
     cr_assert(strstr(err, "database 0 is corrupt (Hyperscan error"), "%s", err);
     free(b);
 }
+
+Test(loader, pattern_and_register_limits)
+{
+    size_t len;
+    uint8_t *b = good(&len);
+    clf_options *o;
+    clf_program *p;
+    char err[CLF_ERRMSG_SIZE];
+    cr_assert_eq(clf_options_new(&o), CLF_OK);
+    /* SRC has three patterns: two names and one regex. */
+    cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_PATTERNS, 2), CLF_OK);
+    cr_assert_eq(clf_program_load(b, len, o, &p, err, sizeof err), CLF_E_LIMIT);
+    cr_assert_str_eq(err, "the file holds 3 patterns, over the limit of 2 (CLF_LIMIT_PATTERNS)");
+    cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_PATTERNS, 3), CLF_OK);
+    cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_REGISTERS, 2), CLF_OK);
+    cr_assert_eq(clf_program_load(b, len, o, &p, err, sizeof err), CLF_E_LIMIT);
+    cr_assert(strstr(err, "registers, over the limit of 2 (CLF_LIMIT_REGISTERS)"), "%s", err);
+    cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_REGISTERS, 65536), CLF_OK);
+    cr_assert_eq(clf_program_load(b, len, o, &p, err, sizeof err), CLF_OK, "%s", err);
+    cr_assert_eq(clf_program_limit(p, CLF_LIMIT_PATTERNS), 3);
+    clf_program_free(p);
+    clf_options_free(o);
+    free(b);
+}

@@ -13,6 +13,12 @@
 #include "asm.h"
 #include "harness.h"
 
+static void free_cb_unused(void *ud, void *p)
+{
+    (void)ud;
+    free(p);
+}
+
 /* Compiles `src`, checks that the disassembly mentions `opcode`, then
  * classifies `request` and returns the reason ("" when none) prefixed
  * with "accept:" or "reject:". */
@@ -198,16 +204,38 @@ Test(vm, moves_assembled)
     clf_program_free(p);
 }
 
+/* Loads `src` with the header limits raised to 1 MiB, so that large
+ * values reach the workspace. */
+static clf_program *program_with_big_headers(const char *src)
+{
+    size_t len;
+    char *d = NULL;
+    uint8_t *b = h_compile(src, &len, &d);
+    cr_assert(b, "%s", d);
+    free(d);
+    clf_options *o;
+    cr_assert_eq(clf_options_new(&o), CLF_OK);
+    cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_HEADER_VALUE_BYTES, 1 << 20), CLF_OK);
+    cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_HEADER_BYTES, 1 << 20), CLF_OK);
+    clf_program *p;
+    char err[CLF_ERRMSG_SIZE];
+    cr_assert_eq(clf_program_load(b, len, o, &p, err, sizeof err), CLF_OK, "%s", err);
+    clf_options_free(o);
+    free(b);
+    return p;
+}
+
 Test(vm, workspace_limit_is_an_error_not_a_crash)
 {
-    clf_program *p = h_program("filter main(r: Request) { if r.header(\"ua\").lower() == \"x\" { accept } reject }");
+    clf_program *p = program_with_big_headers(
+        "filter main(r: Request) { if r.header(\"ua\").lower() == \"x\" { accept } reject }");
     clf_ctx *ctx;
     cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
     size_t n = 300 * 1024; /* over the 256 KiB default workspace */
     char *big = malloc(n);
     memset(big, 'A', n);
     clf_ctx_reset(ctx);
-    clf_ctx_add_header(ctx, "ua", 2, big, n);
+    cr_assert_eq(clf_ctx_add_header(ctx, "ua", 2, big, n), CLF_OK);
     clf_verdict v;
     cr_assert_eq(clf_eval(ctx, &v), CLF_E_LIMIT);
     cr_assert_str_eq(clf_ctx_errmsg(ctx), "lower() needs 307200 bytes; the string workspace has "
@@ -218,9 +246,67 @@ Test(vm, workspace_limit_is_an_error_not_a_crash)
     clf_ctx_add_header(ctx, "ua", 2, "X", 1);
     cr_assert_eq(clf_eval(ctx, &v), CLF_OK);
     cr_assert_eq(v.verdict, CLF_ACCEPT);
+    /* Joining repeated headers draws on the same workspace. */
+    clf_program *q = program_with_big_headers(
+        "filter main(r: Request) { if r.header(\"ua\") == \"x\" { accept } reject }");
+    clf_ctx *c2;
+    cr_assert_eq(clf_ctx_new(q, &c2, NULL, 0), CLF_OK);
+    clf_ctx_add_header(c2, "ua", 2, big, 150 * 1024);
+    clf_ctx_add_header(c2, "ua", 2, big, 150 * 1024);
+    cr_assert_eq(clf_eval(c2, &v), CLF_E_LIMIT);
+    cr_assert_str_eq(clf_ctx_errmsg(c2), "joining header 'ua' needs 307202 bytes; the string "
+                                         "workspace has 262144 left (CLF_LIMIT_WORKSPACE_BYTES)");
+    free(big);
+    clf_ctx_free(c2);
+    clf_program_free(q);
+    clf_ctx_free(ctx);
+    clf_program_free(p);
+}
+
+Test(vm, header_value_and_total_limits)
+{
+    clf_program *p = h_program("filter main(r: Request) { if r.header(\"user-agent\").len() > 0 { reject } accept }");
+    clf_ctx *ctx;
+    cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
+    cr_assert_eq(clf_program_limit(p, CLF_LIMIT_HEADER_VALUE_BYTES), 65536);
+    cr_assert_eq(clf_program_limit(p, CLF_LIMIT_HEADER_BYTES), 262144);
+    char *big = malloc(1 << 18);
+    memset(big, 'a', 1 << 18);
+    /* A 64 KiB User-Agent is at the limit: accepted. One byte more is not. */
+    cr_assert_eq(clf_ctx_add_header(ctx, "User-Agent", 10, big, 65536), CLF_OK);
+    clf_ctx_reset(ctx);
+    cr_assert_eq(clf_ctx_add_header(ctx, "User-Agent", 10, big, 65537), CLF_E_LIMIT);
+    cr_assert_str_eq(clf_ctx_errmsg(ctx), "the value of header 'User-Agent' is 65537 bytes, over the "
+                                          "limit of 65536 (CLF_LIMIT_HEADER_VALUE_BYTES)");
+    /* The header was ignored: the request classifies as if it had none. */
+    clf_verdict v;
+    cr_assert_eq(clf_eval(ctx, &v), CLF_OK);
+    cr_assert_eq(v.verdict, CLF_ACCEPT);
+    /* Names and values count: 4 x (1 + 65534) + (1 + 1) = 262142 bytes fit
+     * in 256 KiB; 3 bytes more do not. */
+    clf_ctx_reset(ctx);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(clf_ctx_add_header(ctx, "x", 1, big, 65534), CLF_OK, "header %d", i);
+    cr_assert_eq(clf_ctx_add_header(ctx, "x", 1, big, 1), CLF_OK);
+    cr_assert_eq(clf_ctx_add_header(ctx, "x", 1, big, 2), CLF_E_LIMIT);
+    cr_assert_str_eq(clf_ctx_errmsg(ctx), "the request's headers pass 262144 bytes (CLF_LIMIT_HEADER_BYTES)");
+    clf_ctx_reset(ctx);
+    cr_assert_eq(clf_ctx_add_header(ctx, "x", 1, big, 100), CLF_OK);
     free(big);
     clf_ctx_free(ctx);
     clf_program_free(p);
+}
+
+Test(vm, option_ceilings)
+{
+    clf_options *o;
+    cr_assert_eq(clf_options_new(&o), CLF_OK);
+    cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_REGISTERS, 65537), CLF_E_INVALID);
+    cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_HEADER_BYTES, UINT64_C(1) << 33), CLF_E_INVALID);
+    cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_PATTERNS, 0), CLF_E_INVALID);
+    cr_assert_eq(clf_options_set_limit(o, (clf_limit)99, 1), CLF_E_INVALID);
+    cr_assert_eq(clf_options_set_allocator(o, NULL, free_cb_unused, NULL), CLF_E_INVALID);
+    clf_options_free(o);
 }
 
 Test(vm, header_count_limit)
