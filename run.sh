@@ -7,6 +7,9 @@
 #   ./run.sh test    run the whole test suite; the last line reads
 #                    "N passed, N failed, N skipped"
 #   ./run.sh bench   run the benchmark (bench/README.md)
+#   ./run.sh bench redos
+#                    the linear-time benchmark on ReDoS attack strings
+#                    (bench/redos/README.md)
 #
 # Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
 # MESON_OPTS (extra `meson setup` options for a new build directory), CC.
@@ -64,6 +67,13 @@ test_suite() {
 case "${1:-}" in
     demo) demo ;;
     test) shift; test_suite "$@" ;;
-    bench) build; shift; exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
-    *) echo "usage: ./run.sh demo | test | bench" >&2; exit 2 ;;
+    bench)
+        build
+        shift
+        if [ "${1:-}" = redos ]; then
+            shift
+            exec python3 bench/redos/run.py "$BUILD_DIR" "$@"
+        fi
+        exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
+    *) echo "usage: ./run.sh demo | test | bench [redos]" >&2; exit 2 ;;
 esac

@@ -601,9 +601,11 @@ static void report_pattern_error(cg *g, long bad, const char *msg)
         unsigned long n = strtoul(ix + 6, NULL, 10);
         if (n < lit->slen) off += 1 + (uint32_t)n;
     }
+    /* The reason first: a long regex would otherwise push it out of the
+     * message. The caret already shows where the regex is. */
     if (lit->kind == AST_REGEX)
-        src_error(g->c->src, lit->file, off, "regex /%s/ cannot be compiled by Hyperscan: %s",
-                  lit->str, msg);
+        src_error(g->c->src, lit->file, off, "Hyperscan cannot compile this regex: %s (/%.60s%s/)",
+                  msg, lit->str, lit->slen > 60 ? "..." : "");
     else
         src_error(g->c->src, lit->file, off, "string cannot be compiled by Hyperscan: %s", msg);
 }
