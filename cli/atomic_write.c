@@ -9,7 +9,51 @@
 
 #include "atomic_write.h"
 
-int atomic_write(const char *path, const void *data, size_t len, char *err, size_t errlen)
+static int atomic_write_to(const char *path, const void *data, size_t len, char *err,
+                           size_t errlen);
+
+/* Where the bytes must go: `path`, or the file a symbolic link at `path`
+ * points to. Returns a malloc'd path, or NULL with a message. */
+static char *resolve_target(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (*path == 0) {
+        snprintf(err, errlen, "the output file name is empty");
+        return NULL;
+    }
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT) return strdup(path);
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *target = S_ISLNK(st.st_mode) ? realpath(path, NULL) : strdup(path);
+    if (!target) {
+        if (errno == ENOENT) { /* a dangling link: create what it names? no: refuse */
+            snprintf(err, errlen, "refusing to write %s: it is a symbolic link to nothing", path);
+        } else {
+            snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        }
+        return NULL;
+    }
+    if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "refusing to replace %s: it is %s, not a regular file", path,
+                 S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
+        free(target);
+        return NULL;
+    }
+    return target;
+}
+
+int atomic_write(const char *given, const void *data, size_t len, char *err, size_t errlen)
+{
+    char *path = resolve_target(given, err, errlen);
+    if (!path) return -1;
+    int rc = atomic_write_to(path, data, len, err, errlen);
+    free(path);
+    return rc;
+}
+
+static int atomic_write_to(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
     size_t n = strlen(path);
     char *tmp = malloc(n + 16);

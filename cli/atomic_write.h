@@ -10,7 +10,10 @@
 #include <stddef.h>
 
 /* Returns 0, or -1 with a message in err (the target is untouched and no
- * temporary file is left behind). */
+ * temporary file is left behind). A target that is a symbolic link is
+ * written through: the file it points to is replaced and the link kept.
+ * A target that exists but is not a regular file (a directory, a device,
+ * a FIFO) is refused, so `-o /dev/null` can never replace /dev/null. */
 int atomic_write(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "atomic_write.h"
 #include "compile.h"
@@ -82,6 +83,21 @@ static void print_source(void *ud, const char *file, uint32_t line)
         printf("       ; %s:%u: %.*s\n", file, line, (int)(e - s), f->text + s);
         return;
     }
+}
+
+/* True when `path` names the same file as one of the compilation's
+ * sources (so -o would destroy the input). */
+static int is_a_source(const src_set *src, const char *path)
+{
+    struct stat out;
+    if (stat(path, &out) != 0) return 0;
+    for (uint32_t i = 0; i < src->nfiles; i++) {
+        struct stat in;
+        if (strcmp(src->files[i].path, "-") != 0 && stat(src->files[i].path, &in) == 0 &&
+            in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            return 1;
+    }
+    return 0;
 }
 
 static char *default_output(const char *in)
@@ -215,7 +231,11 @@ int main(int argc, char **argv)
         if (write_file) {
             char *out = output ? NULL : default_output(input);
             const char *target = output ? output : out;
-            if (!target || atomic_write(target, bin, len, err, sizeof err)) {
+            if (target && is_a_source(&src, target)) {
+                fprintf(stderr, "classifyc: refusing to overwrite %s: it is a source file of "
+                                "this compilation\n", target);
+                rc = 2;
+            } else if (!target || atomic_write(target, bin, len, err, sizeof err)) {
                 fprintf(stderr, "classifyc: %s\n", target ? err : "out of memory");
                 rc = 2;
             }

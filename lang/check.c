@@ -366,6 +366,9 @@ static int check_stmt(checker *ck, ast *s)
         if (t == T_SET || t == T_REGEX) {
             ERR(ck, s->a, "a %s can only be bound with `const`", type_names[t]);
             t = T_ERROR;
+        } else if (t == T_REQUEST) {
+            ERR(ck, s->a, "a Request cannot be bound with `let`: use the parameter itself");
+            t = T_ERROR;
         }
         sym *y = declare_local(ck, SYM_LOCAL, s, s->str);
         if (y) {
@@ -387,6 +390,9 @@ static int check_stmt(checker *ck, ast *s)
     }
     case AST_ACCEPT:
     case AST_REJECT:
+        if (s->a && s->a->slen == 0)
+            ERR(ck, s->a, "empty reason: write `%s` without one",
+                s->kind == AST_ACCEPT ? "accept" : "reject");
         return 1;
     default:
         ERR(ck, s, "unexpected statement");
@@ -479,6 +485,7 @@ static void check_consts(checker *ck, module *m)
         if (v->kind != AST_STR && v->kind != AST_INT && v->kind != AST_BOOL &&
             v->kind != AST_SET && v->kind != AST_REGEX) {
             ERR(ck, v, "a constant's value must be a literal");
+            if (it->sym) ((sym *)it->sym)->type = T_ERROR; /* no knock-on errors */
             continue;
         }
         sym *s = it->sym;

@@ -63,10 +63,35 @@ with tempfile.TemporaryDirectory() as d:
     p = run(bad, "-o", os.path.join(d, "new.bin"))
     check("failed compile creates no output", not os.path.exists(os.path.join(d, "new.bin")))
     check("no temporary files left", not [f for f in os.listdir(d) if f.startswith(".")], os.listdir(d))
+    p = run(bad, "-o", os.path.join(d, "x.bin"))
 
     # Successful compile replaces the old output.
     p = run(good, "-o", target)
     check("compile replaces an existing output", p.returncode == 0 and open(target, "rb").read()[:4] == b"\x89CLF")
+
+    # -o never destroys what is not a rules file.
+    p = run(good, "-o", good)
+    check("-o onto the input is refused", p.returncode == 2 and b"refusing to overwrite" in p.stderr
+          and open(good, "rb").read() == GOOD, p.stderr)
+    real = os.path.join(d, "real.bin")
+    open(real, "wb").write(b"old")
+    link = os.path.join(d, "link.bin")
+    os.symlink(real, link)
+    p = run(good, "-o", link)
+    check("-o through a symlink replaces its target and keeps the link",
+          p.returncode == 0 and os.path.islink(link) and open(real, "rb").read()[:4] == b"\x89CLF", p.stderr)
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    p = run(good, "-o", fifo)
+    check("-o onto a FIFO is refused", p.returncode == 2 and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+          and b"refusing to replace" in p.stderr, p.stderr)
+    sub = os.path.join(d, "subdir")
+    os.mkdir(sub)
+    p = run(good, "-o", sub)
+    check("-o onto a directory is refused", p.returncode == 2 and os.path.isdir(sub)
+          and b"it is a directory" in p.stderr, p.stderr)
+    p = run(good, "-o", "")
+    check("-o '' is refused", p.returncode == 2 and b"the output file name is empty" in p.stderr, p.stderr)
 
     # --check writes nothing.
     p = run(good, "--check", "-o", os.path.join(d, "checked.bin"))
