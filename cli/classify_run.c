@@ -190,14 +190,27 @@ static const char *display_name(const char *path)
     return is_stdin(path) ? STDIN_NAME : path;
 }
 
+/* Largest rules file and request file read (the library's default
+ * CLF_LIMIT_FILE_BYTES; a request's header section is far smaller, and
+ * its body is never looked at), and longest --ua-file line. Without them
+ * a FIFO or /dev/zero would be read until memory runs out. */
+#define MAX_RULES_BYTES ((size_t)64 << 20)
+#define MAX_REQUEST_BYTES ((size_t)16 << 20)
+#define MAX_UA_LINE ((size_t)1 << 20)
+
 /* Reads all of `f` into a new buffer (*out, *len; *out may be NULL when
- * the file is empty). Returns 0, or an errno value. */
-static int read_stream(FILE *f, char **out, size_t *len)
+ * the file is empty). Returns 0, EFBIG past `max` bytes, or an errno
+ * value. */
+static int read_stream(FILE *f, size_t max, char **out, size_t *len)
 {
     char *buf = NULL;
     size_t cap = 0, n = 0;
 
     for (;;) {
+        if (n > max) {
+            free(buf);
+            return EFBIG;
+        }
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 8192;
             char *nbuf = ncap > cap ? realloc(buf, ncap) : NULL;
@@ -227,7 +240,7 @@ static int read_stream(FILE *f, char **out, size_t *len)
 
 /* Reads the whole file at `path` ("-": standard input). On failure prints
  * "classify-run: FILE: error: ..." and returns -1. */
-static int read_file(const char *path, char **out, size_t *len)
+static int read_file(const char *path, size_t max, char **out, size_t *len)
 {
     FILE *f = is_stdin(path) ? stdin : fopen(path, "rb");
     if (f == NULL) {
@@ -236,12 +249,16 @@ static int read_file(const char *path, char **out, size_t *len)
         return -1;
     }
     errno = 0;
-    int e = read_stream(f, out, len);
+    int e = read_stream(f, max, out, len);
     if (f != stdin)
         fclose(f);
     if (e != 0) {
-        fprintf(stderr, PROG ": %s: error: cannot read: %s\n",
-                display_name(path), strerror(e));
+        if (e == EFBIG)
+            fprintf(stderr, PROG ": %s: error: larger than %zu MiB\n", display_name(path),
+                    max >> 20);
+        else
+            fprintf(stderr, PROG ": %s: error: cannot read: %s\n",
+                    display_name(path), strerror(e));
         return -1;
     }
     return 0;
@@ -426,7 +443,7 @@ static int run_request_file(const runner *r, const char *path)
 {
     char *data = NULL;
     size_t len = 0;
-    if (read_file(path, &data, &len) != 0)
+    if (read_file(path, MAX_REQUEST_BYTES, &data, &len) != 0)
         return -1;
 
     http_request req;
@@ -504,15 +521,36 @@ static int run_ua_file(const runner *r, const char *path)
         return -1;
     }
 
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
+    char *line = malloc(MAX_UA_LINE + 2);
+    size_t lineno = 0;
     int status = 0;
+    if (!line) {
+        fprintf(stderr, PROG ": %s: error: out of memory\n", name);
+        if (f != stdin)
+            fclose(f);
+        return -1;
+    }
     for (;;) {
         errno = 0;
-        ssize_t n = getline(&line, &cap, f);
-        if (n == -1)
+        /* fgets with a bound: a line longer than MAX_UA_LINE is an error,
+         * not an unbounded allocation (think /dev/zero). Embedded NULs are
+         * kept: the length comes from the newline, not from strlen. */
+        size_t n = 0;
+        int c = EOF;
+        while (n <= MAX_UA_LINE && (c = getc(f)) != EOF) {
+            line[n++] = (char)c;
+            if (c == '\n')
+                break;
+        }
+        if (n == 0 && c == EOF)
             break;
-        size_t len = (size_t)n;
+        if (n > MAX_UA_LINE) {
+            fprintf(stderr, PROG ": %s: error: line %zu is longer than %zu bytes\n", name,
+                    lineno + 1, MAX_UA_LINE);
+            status = -1;
+            break;
+        }
+        size_t len = n;
         if (len > 0 && line[len - 1] == '\n')
             len--;
         if (len > 0 && line[len - 1] == '\r')
@@ -524,8 +562,7 @@ static int run_ua_file(const runner *r, const char *path)
         if (ferror(r->out)) /* main() reports it; stop reading */
             break;
     }
-    /* getline() returns -1 at the end and on errors (read, ENOMEM) */
-    if (!ferror(r->out) && (ferror(f) || !feof(f))) {
+    if (status == 0 && !ferror(r->out) && ferror(f)) {
         fprintf(stderr, PROG ": %s: error: cannot read after line %zu: %s\n",
                 name, lineno, strerror(errno ? errno : EIO));
         status = -1;
@@ -548,7 +585,7 @@ static int load_rules(const char *path, clf_program **prog, clf_ctx **ctx)
 
     *prog = NULL;
     *ctx = NULL;
-    if (read_file(path, &data, &len) != 0)
+    if (read_file(path, MAX_RULES_BYTES, &data, &len) != 0)
         return -1;
     int rc = clf_program_load(data, len, NULL, prog, err, sizeof err);
     free(data); /* the program keeps its own copy */

@@ -280,6 +280,20 @@ def check_header_value_limit(tap, cr, rules, tmp):
                    "64 KiB + 1 User-Agent: exit 1, header refused", r)
 
 
+def check_unbounded_inputs(tap, cr, rules, req):
+    # /dev/zero never ends: every input is read with a bound.
+    r = run([cr, "/dev/zero", "--request", req("browser.http")])
+    tap.ok(r.rc == 2 and r.err_lines() == ["classify-run: /dev/zero: error: larger than 64 MiB"],
+           "rules file /dev/zero: exit 2, larger than 64 MiB", r)
+    r = run([cr, rules, "--request", "/dev/zero"])
+    tap.ok(r.rc == 1 and r.err_lines() == ["classify-run: /dev/zero: error: larger than 16 MiB"],
+           "request file /dev/zero: exit 1, larger than 16 MiB", r)
+    r = run([cr, rules, "--ua-file", "/dev/zero"])
+    tap.ok(r.rc == 1 and r.err_lines() ==
+           ["classify-run: /dev/zero: error: line 1 is longer than 1048576 bytes"],
+           "--ua-file /dev/zero: exit 1, line too long", r)
+
+
 def check_usage(tap, cr, rules, req):
     f = req("browser.http")
     cases = [
@@ -370,6 +384,7 @@ def main(argv):
         check_stdin(tap, cr, rules, req)
         check_too_many_headers(tap, cr, rules, tmp)
         check_header_value_limit(tap, cr, rules, tmp)
+        check_unbounded_inputs(tap, cr, rules, req)
         check_usage(tap, cr, rules, req)
         check_bad_rules(tap, cr, rules, req, tmp)
     tap.done()
