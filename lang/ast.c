@@ -38,10 +38,15 @@ ast *ast_new(arena *ar, ast_kind kind, uint32_t file, uint32_t off, uint32_t len
 
 ast *ast_append(ast *list, ast *item)
 {
-    if (!list) return item;
-    ast *t = list;
-    while (t->next) t = t->next;
-    t->next = item;
+    if (!item) return list;
+    if (!list) {
+        item->tail = item;
+        return item;
+    }
+    if (!list->tail) /* a head that started as a single node */
+        for (list->tail = list; list->tail->next;) list->tail = list->tail->next;
+    list->tail->next = item;
+    list->tail = item;
     return list;
 }
 

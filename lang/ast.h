@@ -40,6 +40,7 @@ struct ast {
     uint32_t len;  /* that token's length */
     ast *a, *b, *c; /* children; meaning depends on kind (see ast.c) */
     ast *next;     /* next item, statement, argument or set element */
+    ast *tail;     /* list heads only: the last element, for O(1) appends */
     char *str;     /* NAME, MEMBER, CALL: identifier; STR/REGEX: bytes */
     uint32_t slen; /* length of str in bytes (STR may contain NULs) */
     int64_t ival;  /* INT value; BOOL 0/1 */

@@ -11,6 +11,7 @@
  * Code generation uses it to put every pattern tested on the same
  * request field into one Hyperscan database, scanned once per request.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "compile.h"
@@ -35,9 +36,26 @@ static const char *const type_names[] = {
 
 sym *chk_lookup_global(const module *m, const char *name)
 {
-    for (sym *s = m->globals; s; s = s->next)
-        if (strcmp(s->name, name) == 0) return s;
-    return NULL;
+    uint32_t i = strmap_get(&m->global_index, name, (uint32_t)strlen(name));
+    return i == STRMAP_NONE ? NULL : m->global_vec[i];
+}
+
+/* Adds a global symbol to its module's list and index. */
+static int add_global(checker *ck, module *m, sym *s)
+{
+    if (m->nglobals == m->capglobals) {
+        uint32_t cap = m->capglobals ? m->capglobals * 2 : 16;
+        sym **v = realloc(m->global_vec, cap * sizeof *v);
+        if (!v) return -1;
+        m->global_vec = v;
+        m->capglobals = cap;
+    }
+    if (strmap_put(&m->global_index, s->name, (uint32_t)strlen(s->name), m->nglobals)) return -1;
+    m->global_vec[m->nglobals++] = s;
+    s->next = m->globals;
+    m->globals = s;
+    (void)ck;
+    return 0;
 }
 
 static sym *lookup(checker *ck, const char *name)
@@ -470,8 +488,10 @@ static void declare_globals(checker *ck, module *m)
             s->mod = it->sym;
             s->type = T_MODULE;
         }
-        s->next = m->globals;
-        m->globals = s;
+        if (add_global(ck, m, s)) {
+            src_error(ck->c->src, UINT32_MAX, 0, "out of memory");
+            return;
+        }
         it->sym = s;
     }
 }

@@ -28,6 +28,7 @@
 
 #include "compile.h"
 #include "program.h"
+#include "strmap.h"
 
 typedef struct jlist {
     uint32_t *at;
@@ -47,6 +48,7 @@ typedef struct cg {
     /* The program being built. */
     vm_const *consts;
     uint32_t nconsts, capconsts;
+    strmap kstr;  /* string constant -> index */
     vm_func *funcs;
     uint32_t nfuncs;
     uint32_t *hdrs;
@@ -64,10 +66,17 @@ typedef struct cg {
     uint32_t ninsns, capinsns, cappos;
     uint8_t *regtypes;
     uint32_t nregs, capregs;
+    /* Temporaries: registers allocated for the statement being generated,
+     * returned to a per-type free list when it is done. A register keeps
+     * one type for the whole function (the verifier checks that), so reuse
+     * is by type. */
+    uint32_t *temps;
+    uint32_t ntemps, captemps;
+    uint32_t *freeregs[4];
+    uint32_t nfree[4], capfree[4];
     const ast *at; /* node whose position new instructions get */
     int regs_reported, patterns_reported;
-    /* Line/column cache: positions are asked for in increasing order. */
-    uint32_t lc_file, lc_off, lc_line, lc_col;
+    uint32_t pos_file, pos_file_k; /* file of the last position, its constant */
 } cg;
 
 static int grow(cg *g, void **p, uint32_t *cap, uint32_t need, size_t each)
@@ -90,13 +99,11 @@ static int grow(cg *g, void **p, uint32_t *cap, uint32_t need, size_t each)
 
 static uint32_t k_str(cg *g, const char *s, uint32_t len)
 {
-    for (uint32_t i = 0; i < g->nconsts; i++)
-        if (g->consts[i].kind == VM_K_STR && g->consts[i].len == len &&
-            memcmp(g->consts[i].str, s, len) == 0)
-            return i;
+    uint32_t k = strmap_get(&g->kstr, s, len);
+    if (k != STRMAP_NONE) return k;
     if (GROW(g, g->consts, g->capconsts, g->nconsts + 1)) return 0;
     char *d = arena_strndup(g->c->ar, s, len);
-    if (!d) {
+    if (!d || strmap_put(&g->kstr, d, len, g->nconsts)) {
         g->failed = 1;
         return 0;
     }
@@ -117,23 +124,14 @@ static uint32_t k_int(cg *g, int64_t v)
 
 static vm_pos position(cg *g, const ast *n)
 {
-    const src_file *f = &g->c->src->files[n->file];
-    if (n->file != g->lc_file || n->off < g->lc_off) {
-        g->lc_file = n->file;
-        g->lc_off = 0;
-        g->lc_line = 1;
-        g->lc_col = 1;
+    src_file *f = &g->c->src->files[n->file];
+    uint32_t line, col;
+    src_linecol(f, n->off, &line, &col);
+    if (n->file != g->pos_file) { /* the file name's constant, cached */
+        g->pos_file = n->file;
+        g->pos_file_k = k_str(g, f->path, (uint32_t)strlen(f->path));
     }
-    for (uint32_t i = g->lc_off; i < n->off && i < f->len; i++) {
-        if (f->text[i] == '\n') {
-            g->lc_line++;
-            g->lc_col = 1;
-        } else {
-            g->lc_col++;
-        }
-    }
-    g->lc_off = n->off;
-    return (vm_pos){k_str(g, f->path, (uint32_t)strlen(f->path)), g->lc_line, g->lc_col};
+    return (vm_pos){g->pos_file_k, line, col};
 }
 
 static uint32_t emit(cg *g, vm_opcode op, uint32_t a, uint32_t b, uint32_t c)
@@ -150,7 +148,33 @@ static uint32_t emit_bx(cg *g, vm_opcode op, uint32_t a, uint32_t bx)
     return emit(g, op, a, bx & 0xffff, bx >> 16);
 }
 
+static int new_reg_raw(cg *g, vm_type t);
+
 static int new_reg(cg *g, vm_type t)
+{
+    int r;
+    if (g->nfree[t]) r = (int)g->freeregs[t][--g->nfree[t]];
+    else r = new_reg_raw(g, t);
+    if (GROW(g, g->temps, g->captemps, g->ntemps + 1)) return r;
+    g->temps[g->ntemps++] = (uint32_t)r;
+    return r;
+}
+
+/* Returns the temporaries allocated since `mark` to the free lists,
+ * except `keep` (a value that outlives the statement, or -1). */
+static void release_temps(cg *g, uint32_t mark, int keep)
+{
+    for (uint32_t i = mark; i < g->ntemps; i++) {
+        uint32_t r = g->temps[i];
+        if ((int)r == keep) continue;
+        uint8_t t = g->regtypes[r];
+        if (GROW(g, g->freeregs[t], g->capfree[t], g->nfree[t] + 1)) continue;
+        g->freeregs[t][g->nfree[t]++] = r;
+    }
+    g->ntemps = mark;
+}
+
+static int new_reg_raw(cg *g, vm_type t)
 {
     unsigned max = g->c->opts->max_registers ? g->c->opts->max_registers : 65535;
     if (g->nregs >= max) {
@@ -217,7 +241,7 @@ static uint32_t subject_for(cg *g, int origin, const char *oname)
         return 0;
     }
     if (GROW(g, g->subjects, g->capsubjects, g->nsubjects + 1)) return 0;
-    g->subjects[g->nsubjects] = (vm_subject){kind, hdr, 0, 0, NULL, 0};
+    g->subjects[g->nsubjects] = (vm_subject){kind, hdr, 0, 0, 0, NULL, NULL, 0};
     return g->nsubjects++;
 }
 
@@ -525,7 +549,12 @@ static int gen_stmt(cg *g, ast *s)
 {
     switch (s->kind) {
     case AST_LET: {
+        uint32_t mark = g->ntemps;
         int r = gen_expr(g, s->a);
+        /* The local keeps its register (immutable, so a local bound to
+         * another local may share it); the rest of the expression's
+         * registers are free again. */
+        release_temps(g, mark, r);
         ((sym *)s->sym)->reg = r;
         return 0;
     }
@@ -537,7 +566,9 @@ static int gen_stmt(cg *g, ast *s)
         return 1;
     case AST_IF: {
         jlist els = {0}, end = {0};
+        uint32_t mark = g->ntemps;
         gen_jump(g, s->a, 0, &els);
+        release_temps(g, mark, -1); /* the condition is decided: its registers are dead */
         int then_ends = gen_block(g, s->b);
         if (!s->c) {
             jl_patch_here(g, &els);
@@ -570,6 +601,8 @@ static void gen_filter(cg *g, ast *f)
     g->ninsns = g->capinsns = g->cappos = 0;
     g->regtypes = NULL;
     g->nregs = g->capregs = 0;
+    g->ntemps = 0;
+    for (int t = 0; t < 4; t++) g->nfree[t] = 0;
     g->at = f;
     gen_block(g, f->b);
     vm_func fn = {k_str(g, f->str, f->slen), g->nregs, g->ninsns, g->code, g->regtypes, g->pos};
@@ -622,7 +655,7 @@ static void free_program(clf_program *p)
 
 int cg_program(compilation *c, uint8_t **out, size_t *outlen)
 {
-    cg g = {.c = c, .lc_line = 1, .lc_col = 1};
+    cg g = {.c = c, .pos_file = UINT32_MAX};
     int rc = -1;
     *out = NULL;
     /* `main` first, so it is function 0; then the main file's other
@@ -674,5 +707,8 @@ done:
     free(g.patterns);
     free(g.pattern_node);
     free(g.tests);
+    free(g.temps);
+    for (int t = 0; t < 4; t++) free(g.freeregs[t]);
+    strmap_free(&g.kstr);
     return rc;
 }

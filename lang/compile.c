@@ -22,9 +22,13 @@ int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
     *out = NULL;
     *outlen = 0;
     src->ar = ar;
-    if (mod_load_all(&c, path)) return -1;
-    if (chk_program(&c)) return -1;
-    return cg_program(&c, out, outlen);
+    int rc = -1;
+    if (mod_load_all(&c, path) == 0 && chk_program(&c) == 0) rc = cg_program(&c, out, outlen);
+    for (module *m = c.modules; m; m = m->next) {
+        strmap_free(&m->global_index);
+        free(m->global_vec);
+    }
+    return rc;
 }
 
 /* Reads one file into `src` without resolving its imports (for the

@@ -19,6 +19,7 @@
 
 #include "ast.h"
 #include "source.h"
+#include "strmap.h"
 
 /* Compile-time limits (docs/limits.md). */
 #define CC_DEFAULT_MAX_SOURCE_BYTES (UINT64_C(16) << 20)
@@ -93,6 +94,9 @@ struct module {
     char *realpath;  /* identity, for cycles and sharing */
     ast *items;
     sym *globals;    /* consts, filters, import aliases */
+    strmap global_index; /* name -> index in global_vec */
+    sym **global_vec;    /* the same symbols, malloc'd (freed by cc_compile) */
+    uint32_t nglobals, capglobals;
     int loading;     /* on the import stack right now */
     const module *importer;  /* first importer, for cycle chains */
     uint32_t import_off;     /* offset of that import statement */

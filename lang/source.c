@@ -14,7 +14,7 @@ uint32_t src_add(src_set *s, char *path, char *text, size_t len)
         s->files = f;
         s->capfiles = cap;
     }
-    s->files[s->nfiles] = (src_file){path, text, len};
+    s->files[s->nfiles] = (src_file){path, text, len, NULL, 0};
     return s->nfiles++;
 }
 
@@ -23,6 +23,7 @@ void src_free(src_set *s)
     for (uint32_t i = 0; i < s->nfiles; i++) {
         free(s->files[i].path);
         free(s->files[i].text);
+        free(s->files[i].lines);
     }
     free(s->files);
     s->files = NULL;
@@ -68,20 +69,37 @@ void src_note(src_set *s, diag *d, uint32_t file, uint32_t off, const char *fmt,
     *tail = n;
 }
 
-void src_linecol(const src_file *f, uint32_t off, uint32_t *line, uint32_t *col)
+void src_linecol(src_file *f, uint32_t off, uint32_t *line, uint32_t *col)
 {
-    uint32_t l = 1, c = 1;
     if (off > f->len) off = (uint32_t)f->len;
-    for (uint32_t i = 0; i < off; i++) {
-        if (f->text[i] == '\n') {
-            l++;
-            c = 1;
-        } else {
-            c++;
+    if (!f->lines) {
+        uint32_t n = 1;
+        for (size_t i = 0; i < f->len; i++) n += f->text[i] == '\n';
+        f->lines = malloc(n * sizeof *f->lines);
+        if (f->lines) {
+            f->lines[0] = 0;
+            f->nlines = 1;
+            for (size_t i = 0; i < f->len; i++)
+                if (f->text[i] == '\n') f->lines[f->nlines++] = (uint32_t)i + 1;
         }
     }
-    *line = l;
-    *col = c;
+    if (!f->lines) { /* out of memory: count by hand */
+        uint32_t l = 1, c = 1;
+        for (uint32_t i = 0; i < off; i++) {
+            if (f->text[i] == '\n') { l++; c = 1; } else { c++; }
+        }
+        *line = l;
+        *col = c;
+        return;
+    }
+    uint32_t lo = 0, hi = f->nlines; /* the last line start <= off */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (f->lines[mid] <= off) lo = mid;
+        else hi = mid;
+    }
+    *line = lo + 1;
+    *col = off - f->lines[lo] + 1;
 }
 
 /* Prints the source line holding `off`, then a caret under it. Bytes that
@@ -110,7 +128,7 @@ static void print_excerpt(const src_file *f, uint32_t off, FILE *out)
 static void print_one(const src_set *s, const diag *d, const char *kind, FILE *out)
 {
     if (d->file < s->nfiles) {
-        const src_file *f = &s->files[d->file];
+        src_file *f = &s->files[d->file];
         uint32_t line, col;
         src_linecol(f, d->off, &line, &col);
         fprintf(out, "%s:%u:%u: %s: %s\n", f->path, line, col, kind, d->msg);

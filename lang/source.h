@@ -18,6 +18,8 @@ typedef struct src_file {
     char *path;  /* as given or as resolved on the search path */
     char *text;  /* NUL-terminated at text[len]; may contain NULs */
     size_t len;
+    uint32_t *lines; /* offsets of line starts, built on first use */
+    uint32_t nlines;
 } src_file;
 
 typedef struct diag {
@@ -54,8 +56,9 @@ void src_note(src_set *s, diag *d, uint32_t file, uint32_t off, const char *fmt,
 #endif
     ;
 
-/* 1-based line and column (in bytes) of offset `off` in file `f`. */
-void src_linecol(const src_file *f, uint32_t off, uint32_t *line, uint32_t *col);
+/* 1-based line and column (in bytes) of offset `off` in file `f`: a
+ * binary search in the file's line table, built on the first call. */
+void src_linecol(src_file *f, uint32_t off, uint32_t *line, uint32_t *col);
 
 /* Prints every diagnostic as
  *     file:line:col: error: message
