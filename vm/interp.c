@@ -63,6 +63,8 @@ static int find_word(const char *hay, size_t hn, const char *nd, size_t nn)
 typedef struct scan_state {
     uint64_t *bits;
     uint32_t base;
+    const uint32_t *test_of; /* Hyperscan id -> test */
+    uint32_t npatterns;
     int stop_at_first; /* the subject answers a single test */
 } scan_state;
 
@@ -70,15 +72,17 @@ static int on_match(unsigned int id, unsigned long long from,
                     unsigned long long to, unsigned int flags, void *ud)
 {
     scan_state *s = ud;
-    uint32_t b = s->base + id;
     (void)from; (void)to; (void)flags;
+    /* The database came from a file: never trust an id to be in range. */
+    if (id >= s->npatterns) return 0;
+    uint32_t b = s->base + s->test_of[id];
     s->bits[b / 64] |= UINT64_C(1) << (b % 64);
     return s->stop_at_first; /* non-zero stops the scan */
 }
 
 static clf_status scan(clf_ctx *ctx, const vm_subject *S, const char *p, size_t n)
 {
-    scan_state st = {ctx->bits, S->bit_base, S->ntests == 1};
+    scan_state st = {ctx->bits, S->bit_base, S->test_of, S->npatterns, S->ntests == 1};
     for (uint32_t t = 0; t < S->ntests; t++) {
         uint32_t b = S->bit_base + t;
         ctx->bits[b / 64] &= ~(UINT64_C(1) << (b % 64));

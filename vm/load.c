@@ -71,6 +71,9 @@ static clf_status read_header(loader *ld, const uint8_t *b, size_t len,
     if (len > o->file_bytes)
         FAIL(ld, CLF_E_LIMIT, "file is %zu bytes, over the limit of %llu bytes",
              len, (unsigned long long)o->file_bytes);
+    if (len == 0) FAIL(ld, CLF_E_FORMAT, "the file is empty");
+    if (len < VM_MAGIC_LEN && memcmp(b, VM_MAGIC, len) == 0)
+        FAIL(ld, CLF_E_FORMAT, "truncated: %zu bytes, shorter than the header", len);
     if (len < VM_MAGIC_LEN || memcmp(b, VM_MAGIC, VM_MAGIC_LEN) != 0) {
         if (len >= 4 && memcmp(b, VM_MAGIC, 4) == 0)
             FAIL(ld, CLF_E_FORMAT, "bad magic number: the file's line endings "
@@ -282,6 +285,19 @@ static clf_status read_tables(loader *ld)
         if (P->subject >= p->nsubjects || P->test >= p->subjects[P->subject].ntests ||
             (P->flags & ~allowed) || !is_str(p, P->expr))
             FAIL(ld, CLF_E_FORMAT, "pattern %u is malformed", i);
+        p->subjects[P->subject].npatterns++;
+    }
+    /* Each subject's id -> test table (ids are indices, in file order). */
+    for (uint32_t s = 0; s < p->nsubjects; s++) {
+        vm_subject *S = &p->subjects[s];
+        if (S->npatterns == 0) FAIL(ld, CLF_E_FORMAT, "subject %u has no patterns", s);
+        S->test_of = vm_calloc(&p->alloc, S->npatterns, sizeof *S->test_of);
+        if (!S->test_of) FAIL(ld, CLF_E_NOMEM, "out of memory");
+        S->npatterns = 0;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        vm_subject *S = &p->subjects[p->patterns[i].subject];
+        S->test_of[S->npatterns++] = p->patterns[i].test;
     }
     return CLF_OK;
 }
@@ -376,6 +392,7 @@ void vm_program_free(clf_program *p)
     for (uint32_t i = 0; p->subjects && i < p->nsubjects; i++) {
         if (p->subjects[i].db_in_place) vm_free(&a, p->subjects[i].db);
         else hs_free_database(p->subjects[i].db);
+        vm_free(&a, p->subjects[i].test_of);
     }
     vm_free(&a, p->funcs);
     vm_free(&a, p->consts);

@@ -35,7 +35,7 @@ clf_status vm_subject_build(const clf_program *p, uint32_t s, hs_database_t **ou
         if (q->subject != s) continue;
         exprs[n] = p->consts[q->expr].str;
         flags[n] = q->flags;
-        ids[n] = q->test;
+        ids[n] = n; /* the pattern's index in its subject: see program.h */
         which[n++] = i;
     }
     /* Generic x86-64 tuning with no optional CPU features, so that a

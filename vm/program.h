@@ -65,13 +65,18 @@ typedef struct vm_subject {
     uint32_t hdr;    /* VM_SUBJ_HEADER: header slot */
     uint32_t ntests; /* >= 1 */
     uint32_t bit_base;
+    uint32_t npatterns; /* patterns of this subject */
+    uint32_t *test_of;  /* Hyperscan id (pattern index) -> test */
     hs_database_t *db;
     int db_in_place; /* db lives in memory from the program's allocator
                         (hs_deserialize_database_at), not Hyperscan's */
 } vm_subject;
 
-/* One Hyperscan expression. Its match id is `test`; all expressions of
- * a string set share the test of the set. */
+/* One Hyperscan expression. Its Hyperscan id is its index among the
+ * patterns of its subject: distinct ids keep Hyperscan's compile time
+ * linear in the size of a set (one shared id per set made a 50,000-
+ * element set take minutes); the subject's test_of table maps the id
+ * back to the test, which all elements of a set share. */
 typedef struct vm_pattern {
     uint32_t subject;
     uint32_t test;

@@ -164,6 +164,25 @@ with tempfile.TemporaryDirectory() as d:
     p = run("-I", os.path.join(root, "stdlib"), os.path.join(root, "examples", "main.clf"), "--check")
     check("the bundled default rules compile", p.returncode == 0, p.stderr)
 
+    # Large programs compile (these took minutes when the compiler had
+    # quadratic paths; the test's timeout is the guard, not a timer).
+    big = os.path.join(d, "big.clf")
+    with open(big, "w") as f:
+        f.write("const S = [" + ", ".join('"el%06d"' % i for i in range(20000)) + "]i\n")
+        f.write("filter main(r: Request) {\n")
+        f.write('    if r.header("user-agent").contains_word(S) { reject "set" }\n')
+        for i in range(5000):
+            f.write('    if r.path == "/%d" { reject "p%d" }\n' % (i, i))
+        f.write("    accept\n}\n")
+    p = run(big, "-o", os.path.join(d, "big.bin"))
+    check("20,000-element set and 5,000 ifs compile", p.returncode == 0, p.stderr)
+    r = subprocess.run([classify_run, os.path.join(d, "big.bin"), "--ua-file", "-"],
+                       input=b"x EL019999 y\nel0199\n", capture_output=True)
+    check("... and classify", r.stdout == b"reject set\tx EL019999 y\naccept\tel0199\n", r.stdout)
+    p = run(big, "--dump")
+    check("... with registers reused (3 per filter)", b"filter main: 3 registers" in p.stdout,
+          p.stdout[:200])
+
     # --help documents every option.
     p = run("--help")
     for opt in ("-o FILE", "-I DIR", "--check", "--dump", "--ast", "--tokens",

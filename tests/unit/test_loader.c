@@ -72,6 +72,9 @@ Test(loader, bad_magic)
     cr_assert(strstr(err, "altered in transfer"), "%s", err);
     cr_assert_eq(load((const uint8_t *)"hello", 5, err), CLF_E_FORMAT);
     cr_assert_eq(load(b, 0, err), CLF_E_FORMAT);
+    cr_assert_str_eq(err, "the file is empty");
+    cr_assert_eq(load(b, 4, err), CLF_E_FORMAT);
+    cr_assert_str_eq(err, "truncated: 4 bytes, shorter than the header");
     free(b);
 }
 
@@ -82,7 +85,7 @@ Test(loader, bad_version)
     char err[CLF_ERRMSG_SIZE];
     vm_wr32(b + 8, VM_FORMAT_VERSION + 1);
     cr_assert_eq(load(b, len, err), CLF_E_VERSION);
-    cr_assert(strstr(err, "unsupported format version 2 (this library reads version 1)"), "%s", err);
+    cr_assert(strstr(err, "unsupported format version 3 (this library reads version 2)"), "%s", err);
     free(b);
 }
 
