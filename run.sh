@@ -43,6 +43,8 @@ build() {
     if [ ! -f "$BUILD_DIR/build.ninja" ]; then
         # shellcheck disable=SC2086
         meson setup "$BUILD_DIR" ${CORPORA:+-Dcorpora="$CORPORA"} ${MESON_OPTS:-} >&2
+    elif [ -n "${CORPORA:-}" ]; then
+        meson configure "$BUILD_DIR" -Dcorpora="$CORPORA" >&2
     fi
     ninja -C "$BUILD_DIR" >&2
 }

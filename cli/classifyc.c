@@ -246,5 +246,11 @@ int main(int argc, char **argv)
     src_free(&src);
     arena_free(&ar);
     free(incs);
+    /* --dump, --ast and --tokens write to stdout: a full disk or a closed
+     * pipe must not pass for success. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "classifyc: cannot write standard output\n");
+        return 2;
+    }
     return rc;
 }

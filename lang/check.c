@@ -131,7 +131,14 @@ static int lowercase_header_name(checker *ck, ast *call, ast *arg, char **out)
         unsigned char ch = (unsigned char)n[i];
         /* RFC 9110 section 5.6.2: a field name is a token. */
         if (!(ch > 0x20 && ch < 0x7f && !strchr("\"(),/:;<=>?@[\\]{}", ch))) {
-            ERR(ck, arg, "\"%s\" is not a valid header name (RFC 9110 token)", lit->str);
+            char shown[96];
+            size_t o = 0;
+            for (uint32_t k = 0; k < lit->slen && o + 5 < sizeof shown; k++) {
+                unsigned char b = (unsigned char)lit->str[k];
+                o += (size_t)snprintf(shown + o, sizeof shown - o,
+                                      b > 0x20 && b < 0x7f && b != '"' && b != '\\' ? "%c" : "\\x%02x", b);
+            }
+            ERR(ck, arg, "\"%s\" is not a valid header name (RFC 9110 token)", shown);
             return -1;
         }
         if (ch >= 'A' && ch <= 'Z') n[i] = (char)(ch + 32);

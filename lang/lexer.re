@@ -173,7 +173,7 @@ static int scan(lexer *lx, lx_token *t)
         ["] strchar* ["] { RET(TK_STRING); }
         ["] strchar* { return bad_string(lx, tok, cur); }
 
-        "/" rechar+ "/" [a-z]* { RET(TK_REGEX); }
+        "/" rechar+ "/" [A-Za-z]* { RET(TK_REGEX); }
         "/" rechar* { return error_at(lx, tok, "unterminated regex literal (a regex ends with '/' on the same line)"); }
 
         "||" { RET(TK_OROR); }

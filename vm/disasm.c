@@ -126,8 +126,20 @@ void vm_disassemble(const clf_program *p, clf_write_fn write, vm_source_fn sourc
         for (uint32_t i = 0; i < p->npatterns; i++) {
             const vm_pattern *q = &p->patterns[i];
             if (q->subject != s) continue;
+            /* The Hyperscan expression as written, between slashes; only
+             * bytes that would garble a terminal are escaped. */
             char pat[200];
-            quote(pat, sizeof pat, &p->consts[q->expr]);
+            const vm_const *k = &p->consts[q->expr];
+            size_t o = 0;
+            pat[o++] = '/';
+            for (uint32_t c = 0; c < k->len && o + 8 < sizeof pat; c++) {
+                unsigned char ch = (unsigned char)k->str[c];
+                if (c == 120) { o += (size_t)snprintf(pat + o, sizeof pat - o, "..."); break; }
+                if (ch < 0x20 || ch >= 0x7f) o += (size_t)snprintf(pat + o, sizeof pat - o, "\\x%02x", ch);
+                else pat[o++] = (char)ch;
+            }
+            pat[o++] = '/';
+            pat[o] = 0;
             n = snprintf(line, sizeof line, "  T%u %s%s%s%s%s%s\n", q->test, pat,
                          q->flags & HS_FLAG_CASELESS ? " caseless" : "",
                          q->flags & HS_FLAG_DOTALL ? " dotall" : "",
