@@ -136,7 +136,7 @@ static int lowercase_header_name(checker *ck, ast *call, ast *arg, char **out)
             for (uint32_t k = 0; k < lit->slen && o + 5 < sizeof shown; k++) {
                 unsigned char b = (unsigned char)lit->str[k];
                 o += (size_t)snprintf(shown + o, sizeof shown - o,
-                                      b > 0x20 && b < 0x7f && b != '"' && b != '\\' ? "%c" : "\\x%02x", b);
+                                      b >= 0x20 && b < 0x7f && b != '"' && b != '\\' ? "%c" : "\\x%02x", b);
             }
             ERR(ck, arg, "\"%s\" is not a valid header name (RFC 9110 token)", shown);
             return -1;
