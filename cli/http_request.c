@@ -398,16 +398,37 @@ static void split_query(http_request *req, http_slice rest)
     req->query.len = rest.len - req->path.len - 1;
 }
 
-static void split_target(http_request *req)
+/* authority-form (RFC 9112 section 3.2.3): host ":" port, nothing else. */
+static int is_authority_form(http_slice t)
+{
+    const char *colon = NULL;
+    for (size_t i = 0; i < t.len; i++) {
+        char c = t.ptr[i];
+        if (c == '/' || c == '?' || c == '#' || c == '@') return 0;
+        if (c == ':') colon = t.ptr + i;
+    }
+    if (!colon || colon == t.ptr || colon + 1 == t.ptr + t.len) return 0;
+    for (const char *d = colon + 1; d < t.ptr + t.len; d++)
+        if (*d < '0' || *d > '9') return 0;
+    return 1;
+}
+
+/* Splits the target into path and query. Returns 0, or -1 for a target
+ * that is none of RFC 9112's four forms (section 3.2): llhttp lets
+ * through things like "*?x" or "h:443?x", which would otherwise put a '?'
+ * in req.path and hide a query from the rules. */
+static int split_target(http_request *req)
 {
     http_slice t = req->target;
     size_t skip = t.len > 0 && t.ptr[0] == '/' ? 0 : scheme_prefix(t);
 
     if (t.len > 0 && t.ptr[0] != '/' && skip == 0) {
-        /* authority-form, asterisk-form: nothing to split */
+        /* asterisk-form is exactly "*"; authority-form is host:port */
+        if (!(t.len == 1 && t.ptr[0] == '*') && !is_authority_form(t))
+            return -1;
         req->path = t;
         req->query = empty_slice();
-        return;
+        return 0;
     }
     if (skip > 0) { /* absolute-form: drop scheme and authority */
         size_t i = skip;
@@ -421,6 +442,7 @@ static void split_target(http_request *req)
         req->path.ptr = "/";
         req->path.len = 1;
     }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -563,6 +585,13 @@ http_parse_status http_request_parse(http_request *req, const char *data,
         http_request_free(req);
         return HTTP_PARSE_MALFORMED;
     }
-    split_target(req);
+    if (split_target(req) != 0) {
+        /* The target starts after the method and one space. */
+        size_t off = input_offset(data, &lay, (size_t)(req->target.ptr - req->buf));
+        set_error(err, errlen, "invalid request target (RFC 9112 section 3.2: '/path', "
+                  "'http://host/path', 'host:port' or '*')", data, len, off);
+        http_request_free(req);
+        return HTTP_PARSE_MALFORMED;
+    }
     return HTTP_PARSE_OK;
 }

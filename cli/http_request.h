@@ -65,6 +65,8 @@ typedef struct http_request {
  *                  "/", as RFC 9110 section 4.2.3 says it is equivalent)
  *   authority-form "h:443" (CONNECT)     path "h:443", query ""
  *   asterisk-form  "*" (OPTIONS)         path "*",     query ""
+ * Any other target ("*?x", "h:443?x", "h", "a/b") is refused: llhttp lets
+ * them through, and they would put a '?' in the path.
  */
 
 typedef enum http_parse_status {

@@ -14,7 +14,20 @@ import sys
 
 passed = failed = skipped = 0
 lines = []
-for path in sys.argv[1:]:
+args = sys.argv[1:]
+# --tap FILE: a plain TAP stream (fuzz/smoke.sh) counted as well.
+while len(args) >= 2 and args[0] == "--tap":
+    try:
+        for l in open(args[1]):
+            if l.startswith("not ok"):
+                failed += 1
+            elif l.startswith("ok"):
+                passed += 1
+    except OSError:
+        failed += 1
+        print("summarize.py: no TAP file at %s" % args[1], file=sys.stderr)
+    args = args[2:]
+for path in args:
     try:
         lines += open(path).readlines()
     except OSError:

@@ -364,7 +364,7 @@ int main(int argc, char **argv)
     size_t *order = xmalloc((ntimed ? ntimed : 1) * sizeof *order);
     for (size_t i = 0, k = 0; i < n; i++)
         if (!cs[i].refused) order[k++] = i;
-    volatile unsigned sink = 0;
+    volatile unsigned sink = 0; /* keeps the touches from being optimized away */
     uint64_t t_start = now_ns();
     for (long r = 0; r < runs; r++) {
         for (size_t i = ntimed; i > 1; i--) { /* Fisher-Yates */
@@ -386,6 +386,7 @@ int main(int argc, char **argv)
         }
     }
     uint64_t t_total = now_ns() - t_start;
+    (void)sink;
 
     printf("# classify-redos-bench: %zu cases (%zu timed, %zu refused by a limit), %ld runs "
            "each, libclassify %s\n", n, ntimed, n - ntimed, runs, clf_version_string());

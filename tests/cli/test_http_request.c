@@ -527,3 +527,25 @@ Test(robust, prefixes_and_byte_flips)
         }
     }
 }
+
+/* Found by fuzz_request: llhttp accepts these targets, which put a '?' in
+ * the path (tests/regress/fuzz_request_*_form_query.http). */
+Test(http_request, bad_target_forms)
+{
+    static const char *const bad[] = {"OPTIONS *?x HTTP/1.1\r\n\r\n", "CONNECT h:443?x HTTP/1.1\r\n\r\n",
+                                      "GET *abc HTTP/1.1\r\n\r\n", "CONNECT a/b?c HTTP/1.1\r\n\r\n",
+                                      "CONNECT h HTTP/1.1\r\n\r\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        http_request req;
+        char err[256];
+        int rc = http_request_parse(&req, bad[i], strlen(bad[i]), err, sizeof err);
+        cr_assert_eq(rc, HTTP_PARSE_MALFORMED, "%s", bad[i]);
+        cr_assert(strstr(err, "invalid request target (RFC 9112 section 3.2"), "%s: %s", bad[i], err);
+    }
+    http_request req;
+    char err[256];
+    const char *ok = "CONNECT example.org:443 HTTP/1.1\r\n\r\n";
+    cr_assert_eq(http_request_parse(&req, ok, strlen(ok), err, sizeof err), HTTP_PARSE_OK, "%s", err);
+    cr_assert_eq(req.path.len, 15);
+    http_request_free(&req);
+}

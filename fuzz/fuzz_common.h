@@ -1,0 +1,50 @@
+/*
+ * fuzz_common.h: what the three fuzz targets share (fuzz/README.md).
+ *
+ * Each target defines LLVMFuzzerInitialize and LLVMFuzzerTestOneInput.
+ * Under -Dfuzz=true libFuzzer calls them; replay.c calls them for every
+ * file of a directory, so that a reproducer runs in any build as a plain
+ * regression test.
+ *
+ * The targets check more than "does not crash": a broken promise of the
+ * API (a compiled program that does not load, an error status the header
+ * does not list, a slice outside the request) ends in FUZZ_FAIL, which
+ * prints the reason and aborts, so libFuzzer saves the input.
+ */
+#ifndef FUZZ_COMMON_H
+#define FUZZ_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <classify.h>
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Prints "fuzz: <message>" to stderr and aborts. */
+void fuzz_fail(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2), noreturn))
+#endif
+    ;
+#define FUZZ_FAIL(...) fuzz_fail(__VA_ARGS__)
+
+/* Non-zero when $FUZZ_VERBOSE is set to a non-empty value: the targets
+ * then say on stderr what happened to each input (diagnostics, load
+ * errors, verdicts), for triage of a reproducer. */
+int fuzz_verbose(void);
+
+/* Classifies the fixed requests (fuzz_common.c) with a new context for
+ * `prog`, then frees the context. Fails (FUZZ_FAIL) when the context
+ * cannot be made for another reason than memory, or when clf_eval returns
+ * anything but CLF_OK or CLF_E_LIMIT, or a verdict out of range. */
+void fuzz_classify_fixed(const clf_program *prog);
+
+/* Runs clf_program_disassemble into a sink that only counts bytes. */
+void fuzz_disassemble(const clf_program *prog);
+
+/* Reads a whole file (malloc'd, caller frees); NULL on error with errno. */
+uint8_t *fuzz_read_file(const char *path, size_t *len);
+
+#endif
