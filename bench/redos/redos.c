@@ -53,61 +53,7 @@
 #include <time.h>
 
 #include "classify.h"
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("classify-redos-bench: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(1);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) die("out of memory (%zu bytes)", n);
-    return p;
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) die("%s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = xmalloc(cap);
-    for (;;) {
-        if (n + 1 >= cap) {
-            cap *= 2;
-            char *nb = realloc(buf, cap);
-            if (!nb) die("out of memory (%zu bytes)", cap);
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) die("%s: read error", path);
-    fclose(f);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
+#include "util.h"
 
 /* xorshift64*: a fixed, portable shuffle order. */
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
@@ -284,6 +230,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+    bench_prog = "classify-redos-bench";
     const char *rules_path = NULL, *cases_path = NULL;
     long runs = 11;
     unsigned long long value_limit = 0; /* 0: the library's default */

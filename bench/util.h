@@ -1,0 +1,29 @@
+/*
+ * util.h: helpers shared by the benchmark programs (classify-bench and
+ * classify-redos-bench). A benchmark may stop on the first error: these
+ * print it, prefixed with the program's name, and exit 1.
+ */
+#ifndef BENCH_UTIL_H
+#define BENCH_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The name die() prints before "error:"; set once in main(). */
+extern const char *bench_prog;
+
+void die(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2), noreturn))
+#endif
+    ;
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+/* The whole file, NUL-terminated (len excludes the NUL). */
+char *read_file(const char *path, size_t *len);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t now_ns(void);
+/* qsort comparator for uint64_t. */
+int cmp_u64(const void *a, const void *b);
+
+#endif
