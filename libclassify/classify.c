@@ -43,35 +43,37 @@ CLF_API clf_status clf_options_new(clf_options **out)
 
 CLF_API void clf_options_free(clf_options *opts) { free(opts); }
 
+uint64_t *vm_limit_field(clf_options *o, clf_limit which)
+{
+    switch (which) {
+    case CLF_LIMIT_FILE_BYTES: return &o->file_bytes;
+    case CLF_LIMIT_HEADERS: return &o->headers;
+    case CLF_LIMIT_WORKSPACE_BYTES: return &o->workspace_bytes;
+    case CLF_LIMIT_HEADER_VALUE_BYTES: return &o->header_value_bytes;
+    case CLF_LIMIT_HEADER_BYTES: return &o->header_bytes;
+    case CLF_LIMIT_PATTERNS: return &o->patterns;
+    case CLF_LIMIT_REGISTERS: return &o->registers;
+    default: return NULL;
+    }
+}
+
 CLF_API clf_status clf_options_set_limit(clf_options *opts, clf_limit which,
                                          uint64_t value)
 {
-    if (!opts || value == 0) return CLF_E_INVALID;
+    uint64_t *field = opts ? vm_limit_field(opts, which) : NULL;
+    if (!field || value == 0) return CLF_E_INVALID;
+    /* Ceilings: what the context's arrays and the format can hold. */
+    uint64_t ceiling = UINT64_MAX;
     switch (which) {
-    case CLF_LIMIT_FILE_BYTES: opts->file_bytes = value; break;
     case CLF_LIMIT_HEADERS:
-        if (value > UINT32_MAX) return CLF_E_INVALID;
-        opts->headers = value;
-        break;
-    case CLF_LIMIT_WORKSPACE_BYTES:
-        if (value > SIZE_MAX / 2) return CLF_E_INVALID;
-        opts->workspace_bytes = value;
-        break;
     case CLF_LIMIT_HEADER_VALUE_BYTES:
-        if (value > UINT32_MAX) return CLF_E_INVALID;
-        opts->header_value_bytes = value;
-        break;
-    case CLF_LIMIT_HEADER_BYTES:
-        if (value > UINT32_MAX) return CLF_E_INVALID;
-        opts->header_bytes = value;
-        break;
-    case CLF_LIMIT_PATTERNS: opts->patterns = value; break;
-    case CLF_LIMIT_REGISTERS:
-        if (value > 65536) return CLF_E_INVALID;
-        opts->registers = value;
-        break;
-    default: return CLF_E_INVALID;
+    case CLF_LIMIT_HEADER_BYTES: ceiling = UINT32_MAX; break;
+    case CLF_LIMIT_WORKSPACE_BYTES: ceiling = SIZE_MAX / 2; break;
+    case CLF_LIMIT_REGISTERS: ceiling = 65536; break;
+    default: break;
     }
+    if (value > ceiling) return CLF_E_INVALID;
+    *field = value;
     return CLF_OK;
 }
 
@@ -108,16 +110,9 @@ CLF_API void clf_program_free(clf_program *prog) { vm_program_free(prog); }
 CLF_API uint64_t clf_program_limit(const clf_program *prog, clf_limit which)
 {
     if (!prog) return 0;
-    switch (which) {
-    case CLF_LIMIT_FILE_BYTES: return prog->file_bytes;
-    case CLF_LIMIT_HEADERS: return prog->max_headers;
-    case CLF_LIMIT_WORKSPACE_BYTES: return prog->ws_bytes;
-    case CLF_LIMIT_HEADER_VALUE_BYTES: return prog->header_value_bytes;
-    case CLF_LIMIT_HEADER_BYTES: return prog->header_bytes;
-    case CLF_LIMIT_PATTERNS: return prog->max_patterns;
-    case CLF_LIMIT_REGISTERS: return prog->max_registers;
-    default: return 0;
-    }
+    clf_options o = prog->opts;
+    const uint64_t *field = vm_limit_field(&o, which);
+    return field ? *field : 0;
 }
 
 CLF_API const char *clf_ctx_errmsg(const clf_ctx *ctx)
@@ -142,7 +137,7 @@ CLF_API clf_status clf_ctx_new(const clf_program *prog, clf_ctx **out,
         return CLF_E_INVALID;
     }
     *out = NULL;
-    const vm_allocator *al = &prog->alloc;
+    const vm_allocator *al = &prog->opts.alloc;
     clf_ctx *c = vm_calloc(al, 1, sizeof *c);
     if (!c) goto nomem_freed;
     c->prog = prog;
@@ -150,8 +145,8 @@ CLF_API clf_status clf_ctx_new(const clf_program *prog, clf_ctx **out,
     c->bits = vm_calloc(al, (prog->nbits + 63) / 64 + 1, 8);
     c->done = vm_calloc(al, (prog->nsubjects + 63) / 64 + 1, 8);
     c->slots = vm_calloc(al, prog->nhdrs, sizeof *c->slots);
-    c->entries = vm_calloc(al, (size_t)prog->max_headers, sizeof *c->entries);
-    c->ws_cap = (size_t)prog->ws_bytes;
+    c->entries = vm_calloc(al, (size_t)prog->opts.headers, sizeof *c->entries);
+    c->ws_cap = (size_t)prog->opts.workspace_bytes;
     c->ws = vm_malloc(al, c->ws_cap);
     if (!c->regs || !c->bits || !c->done || !c->slots || !c->entries || !c->ws)
         goto nomem;
@@ -177,7 +172,7 @@ nomem_freed:
 CLF_API void clf_ctx_free(clf_ctx *ctx)
 {
     if (!ctx) return;
-    const vm_allocator *al = &ctx->prog->alloc;
+    const vm_allocator *al = &ctx->prog->opts.alloc;
     hs_free_scratch(ctx->scratch);
     vm_free(al, ctx->regs);
     vm_free(al, ctx->bits);
@@ -242,24 +237,27 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
 {
     if (!ctx || (!name && name_len) || (!value && value_len)) return CLF_E_INVALID;
     const clf_program *p = ctx->prog;
-    if (ctx->nheaders >= p->max_headers) {
+    const clf_options *lim = &p->opts;
+    if (ctx->nheaders >= lim->headers) {
         vm_errf(ctx->errmsg, sizeof ctx->errmsg,
                 "the request has more than %llu headers (CLF_LIMIT_HEADERS)",
-                (unsigned long long)p->max_headers);
+                (unsigned long long)lim->headers);
         return CLF_E_LIMIT;
     }
-    if (value_len > p->header_value_bytes) {
+    if (value_len > lim->header_value_bytes) {
         vm_errf(ctx->errmsg, sizeof ctx->errmsg,
                 "the value of header '%.*s' is %zu bytes, over the limit of %llu "
                 "(CLF_LIMIT_HEADER_VALUE_BYTES)", (int)(name_len > 64 ? 64 : name_len),
-                name ? name : "", value_len, (unsigned long long)p->header_value_bytes);
+                name ? name : "", value_len, (unsigned long long)lim->header_value_bytes);
         return CLF_E_LIMIT;
     }
-    if (name_len + value_len > p->header_bytes - ctx->header_bytes ||
-        ctx->header_bytes > p->header_bytes) {
+    /* header_bytes never passes the limit, so `left` cannot underflow;
+     * comparing the two lengths one at a time cannot overflow. */
+    uint64_t left = lim->header_bytes - ctx->header_bytes;
+    if (name_len > left || value_len > left - name_len) {
         vm_errf(ctx->errmsg, sizeof ctx->errmsg,
                 "the request's headers pass %llu bytes (CLF_LIMIT_HEADER_BYTES)",
-                (unsigned long long)p->header_bytes);
+                (unsigned long long)lim->header_bytes);
         return CLF_E_LIMIT;
     }
     ctx->errmsg[0] = 0;

@@ -42,7 +42,7 @@ struct clf_ctx {
     uint64_t *done;        /* subjects scanned this request, nsubjects bits */
     vm_value field[VM_FIELD_COUNT];
     vm_hslot *slots;       /* prog->nhdrs */
-    vm_hentry *entries;    /* prog->max_headers */
+    vm_hentry *entries;    /* prog->opts.headers */
     uint32_t nentries;
     uint64_t nheaders;     /* headers added, inspected or not */
     uint64_t header_bytes; /* their names' and values' bytes */

@@ -131,8 +131,8 @@ static clf_status read_consts(loader *ld)
     uint32_t n = vm_rd32(s.p);
     if ((st = need(ld, VM_SEC_CONST, 8, n, 16))) return st;
     uint64_t strbase = 8 + (uint64_t)n * 16, strlen_ = s.len - strbase;
-    p->consts = vm_calloc(&p->alloc, n, sizeof *p->consts);
-    p->strings = vm_malloc(&p->alloc, strlen_);
+    p->consts = vm_calloc(&p->opts.alloc, n, sizeof *p->consts);
+    p->strings = vm_malloc(&p->opts.alloc, strlen_);
     if (!p->consts || !p->strings) FAIL(ld, CLF_E_NOMEM, "out of memory");
     memcpy(p->strings, s.p + strbase, strlen_);
     p->nconsts = n;
@@ -167,7 +167,7 @@ static clf_status read_funcs(loader *ld)
     if (n == 0) FAIL(ld, CLF_E_FORMAT, "the program has no functions");
     p->entry = vm_rd32(s.p + 4);
     if (p->entry >= n) FAIL(ld, CLF_E_FORMAT, "entry function %u does not exist", p->entry);
-    p->funcs = vm_calloc(&p->alloc, n, sizeof *p->funcs);
+    p->funcs = vm_calloc(&p->opts.alloc, n, sizeof *p->funcs);
     if (!p->funcs) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->nfuncs = n;
     section code = ld->sec[VM_SEC_CODE], types = ld->sec[VM_SEC_TYPES],
@@ -184,18 +184,18 @@ static clf_status read_funcs(loader *ld)
         if (F->nregs > 65536)
             FAIL(ld, CLF_E_FORMAT, "function %u has %u registers, more than 65536",
                  f, F->nregs);
-        if (F->nregs > p->max_registers)
+        if (F->nregs > p->opts.registers)
             FAIL(ld, CLF_E_LIMIT, "function %u uses %u registers, over the limit of %llu "
-                 "(CLF_LIMIT_REGISTERS)", f, F->nregs, (unsigned long long)p->max_registers);
+                 "(CLF_LIMIT_REGISTERS)", f, F->nregs, (unsigned long long)p->opts.registers);
         if (F->ninsns == 0 || F->ninsns > (code.len / 8) - ci)
             FAIL(ld, CLF_E_FORMAT, "function %u's code lies outside the code section", f);
         if (F->nregs > types.len - ti)
             FAIL(ld, CLF_E_FORMAT, "function %u's register types lie outside their section", f);
         if (ci + F->ninsns > pos.len / 12)
             FAIL(ld, CLF_E_FORMAT, "function %u's source positions lie outside their section", f);
-        F->code = vm_calloc(&p->alloc, F->ninsns, sizeof *F->code);
-        F->pos = vm_calloc(&p->alloc, F->ninsns, sizeof *F->pos);
-        F->regtypes = vm_malloc(&p->alloc, F->nregs);
+        F->code = vm_calloc(&p->opts.alloc, F->ninsns, sizeof *F->code);
+        F->pos = vm_calloc(&p->opts.alloc, F->ninsns, sizeof *F->pos);
+        F->regtypes = vm_malloc(&p->opts.alloc, F->nregs);
         if (!F->code || !F->pos || !F->regtypes) FAIL(ld, CLF_E_NOMEM, "out of memory");
         for (uint32_t i = 0; i < F->ninsns; i++) {
             const uint8_t *q = code.p + (ci + i) * 8;
@@ -230,7 +230,7 @@ static clf_status read_tables(loader *ld)
     if ((st = need(ld, VM_SEC_HDRS, 4, 0, 0))) return st;
     uint32_t n = vm_rd32(h.p);
     if ((st = need(ld, VM_SEC_HDRS, 4, n, 4))) return st;
-    p->hdrs = vm_calloc(&p->alloc, n, sizeof *p->hdrs);
+    p->hdrs = vm_calloc(&p->opts.alloc, n, sizeof *p->hdrs);
     if (!p->hdrs) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->nhdrs = n;
     for (uint32_t i = 0; i < n; i++) {
@@ -243,7 +243,7 @@ static clf_status read_tables(loader *ld)
     if ((st = need(ld, VM_SEC_SUBJ, 4, 0, 0))) return st;
     n = vm_rd32(s.p);
     if ((st = need(ld, VM_SEC_SUBJ, 4, n, 16))) return st;
-    p->subjects = vm_calloc(&p->alloc, n, sizeof *p->subjects);
+    p->subjects = vm_calloc(&p->opts.alloc, n, sizeof *p->subjects);
     if (!p->subjects) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->nsubjects = n;
     uint64_t bits = 0;
@@ -267,10 +267,10 @@ static clf_status read_tables(loader *ld)
     if ((st = need(ld, VM_SEC_PAT, 4, 0, 0))) return st;
     n = vm_rd32(q.p);
     if ((st = need(ld, VM_SEC_PAT, 4, n, 16))) return st;
-    if (n > p->max_patterns)
+    if (n > p->opts.patterns)
         FAIL(ld, CLF_E_LIMIT, "the file holds %u patterns, over the limit of %llu "
-             "(CLF_LIMIT_PATTERNS)", n, (unsigned long long)p->max_patterns);
-    p->patterns = vm_calloc(&p->alloc, n, sizeof *p->patterns);
+             "(CLF_LIMIT_PATTERNS)", n, (unsigned long long)p->opts.patterns);
+    p->patterns = vm_calloc(&p->opts.alloc, n, sizeof *p->patterns);
     if (!p->patterns) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->npatterns = n;
     const uint32_t allowed = HS_FLAG_CASELESS | HS_FLAG_DOTALL | HS_FLAG_MULTILINE |
@@ -291,7 +291,7 @@ static clf_status read_tables(loader *ld)
     for (uint32_t s = 0; s < p->nsubjects; s++) {
         vm_subject *S = &p->subjects[s];
         if (S->npatterns == 0) FAIL(ld, CLF_E_FORMAT, "subject %u has no patterns", s);
-        S->test_of = vm_calloc(&p->alloc, S->npatterns, sizeof *S->test_of);
+        S->test_of = vm_calloc(&p->opts.alloc, S->npatterns, sizeof *S->test_of);
         if (!S->test_of) FAIL(ld, CLF_E_NOMEM, "out of memory");
         S->npatterns = 0;
     }
@@ -324,11 +324,11 @@ static clf_status read_databases(loader *ld)
         if (rc == HS_SUCCESS) {
             if (dbsize == 0 || dbsize > ((size_t)1 << 34))
                 FAIL(ld, CLF_E_FORMAT, "database %u declares %zu bytes", i, dbsize);
-            db = vm_malloc(&p->alloc, dbsize);
+            db = vm_malloc(&p->opts.alloc, dbsize);
             if (!db) FAIL(ld, CLF_E_NOMEM, "out of memory for database %u (%zu bytes)", i, dbsize);
             rc = hs_deserialize_database_at(blob, (size_t)size, db);
             if (rc != HS_SUCCESS) {
-                vm_free(&p->alloc, db);
+                vm_free(&p->opts.alloc, db);
                 db = NULL;
             } else {
                 p->subjects[i].db_in_place = 1;
@@ -362,14 +362,7 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
         vm_errf(err, errlen, "out of memory");
         return CLF_E_NOMEM;
     }
-    ld.prog->alloc = o->alloc;
-    ld.prog->ws_bytes = o->workspace_bytes;
-    ld.prog->max_headers = o->headers;
-    ld.prog->file_bytes = o->file_bytes;
-    ld.prog->header_value_bytes = o->header_value_bytes;
-    ld.prog->header_bytes = o->header_bytes;
-    ld.prog->max_patterns = o->patterns;
-    ld.prog->max_registers = o->registers;
+    ld.prog->opts = *o;
     if (!(st = read_consts(&ld)) && !(st = read_funcs(&ld)) &&
         !(st = read_tables(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
         !(st = read_databases(&ld))) {
@@ -383,7 +376,7 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
 void vm_program_free(clf_program *p)
 {
     if (!p) return;
-    vm_allocator a = p->alloc;
+    vm_allocator a = p->opts.alloc;
     for (uint32_t f = 0; p->funcs && f < p->nfuncs; f++) {
         vm_free(&a, p->funcs[f].code);
         vm_free(&a, p->funcs[f].pos);

@@ -18,7 +18,7 @@ clf_status vm_subject_build(const clf_program *p, uint32_t s, hs_database_t **ou
         vm_errf(err, errlen, "subject %u has no patterns", s);
         return CLF_E_FORMAT;
     }
-    const vm_allocator *al = &p->alloc;
+    const vm_allocator *al = &p->opts.alloc;
     const char **exprs = vm_calloc(al, n, sizeof *exprs);
     unsigned *flags = vm_calloc(al, n, sizeof *flags);
     unsigned *ids = vm_calloc(al, n, sizeof *ids);

@@ -84,33 +84,6 @@ typedef struct vm_pattern {
     uint32_t expr;  /* string constant: the Hyperscan expression */
 } vm_pattern;
 
-struct clf_program {
-    vm_const *consts;
-    uint32_t nconsts;
-    vm_func *funcs;
-    uint32_t nfuncs;
-    uint32_t entry;    /* index of `main` */
-    uint32_t *hdrs;    /* string constants: lower-case header names */
-    uint32_t nhdrs;
-    vm_subject *subjects;
-    uint32_t nsubjects;
-    vm_pattern *patterns;
-    uint32_t npatterns;
-    uint32_t nbits;    /* sum of subjects' ntests */
-    uint32_t maxregs;  /* largest nregs of any function */
-    /* Loader-owned storage (NULL in a program built by the compiler). */
-    char *strings;     /* constant bytes */
-    void *alloc_block; /* decoded tables */
-    vm_allocator alloc; /* for the program and its contexts */
-    uint64_t ws_bytes; /* CLF_LIMIT_WORKSPACE_BYTES */
-    uint64_t max_headers;
-    uint64_t file_bytes;
-    uint64_t header_value_bytes;
-    uint64_t header_bytes;
-    uint64_t max_patterns;
-    uint64_t max_registers;
-};
-
 /* Default limits (docs/limits.md). */
 #define VM_DEFAULT_FILE_BYTES (UINT64_C(64) << 20)
 #define VM_DEFAULT_HEADERS 256
@@ -136,6 +109,31 @@ struct clf_options {
     {VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES,  \
      VM_DEFAULT_HEADER_VALUE_BYTES, VM_DEFAULT_HEADER_BYTES,                 \
      VM_DEFAULT_PATTERNS, VM_DEFAULT_REGISTERS, {NULL, NULL, NULL}}
+
+struct clf_program {
+    vm_const *consts;
+    uint32_t nconsts;
+    vm_func *funcs;
+    uint32_t nfuncs;
+    uint32_t entry;    /* index of `main` */
+    uint32_t *hdrs;    /* string constants: lower-case header names */
+    uint32_t nhdrs;
+    vm_subject *subjects;
+    uint32_t nsubjects;
+    vm_pattern *patterns;
+    uint32_t npatterns;
+    uint32_t nbits;    /* sum of subjects' ntests */
+    uint32_t maxregs;  /* largest nregs of any function */
+    /* Loader-owned storage (NULL in a program built by the compiler). */
+    char *strings;     /* constant bytes */
+    clf_options opts;  /* the limits it was loaded with; opts.alloc serves the
+                          program and its contexts */
+};
+
+/* The field of `o` that holds limit `which`, or NULL for an unknown
+ * limit: the one mapping clf_options_set_limit and clf_program_limit
+ * share. */
+VM_INTERNAL uint64_t *vm_limit_field(clf_options *o, clf_limit which);
 
 /* Formats a message into err/errlen (both may be 0/NULL). */
 VM_INTERNAL void vm_errf(char *err, size_t errlen, const char *fmt, ...)

@@ -130,7 +130,7 @@ static clf_status verify_func(verifier *v)
     }
 
     /* Give each jump target a state slot. */
-    const vm_allocator *al = &v->p->alloc;
+    const vm_allocator *al = &v->p->opts.alloc;
     uint32_t *slot = vm_calloc(al, f->ninsns, sizeof *slot);
     uint32_t ntargets = 0;
     if (!slot) goto nomem;
