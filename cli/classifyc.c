@@ -100,6 +100,33 @@ static int is_a_source(const src_set *src, const char *path)
     return 0;
 }
 
+/* The numeric limit options, each with its ceiling. */
+typedef struct limit_opt {
+    const char *name;
+    unsigned long long ceiling;
+    uint64_t *(*u64)(cc_options *o);
+    unsigned *(*uns)(cc_options *o);
+} limit_opt;
+
+static uint64_t *source_bytes(cc_options *o) { return &o->max_source_bytes; }
+static unsigned *nesting(cc_options *o) { return &o->max_nesting; }
+static unsigned *patterns(cc_options *o) { return &o->max_patterns; }
+static unsigned *registers(cc_options *o) { return &o->max_registers; }
+
+static const limit_opt limit_opts[] = {
+    {"--max-source-bytes", UINT64_MAX, source_bytes, NULL},
+    {"--max-nesting", UINT32_MAX, NULL, nesting},
+    {"--max-patterns", UINT32_MAX, NULL, patterns},
+    {"--max-registers", 65535, NULL, registers},
+};
+
+static const limit_opt *find_limit(const char *arg)
+{
+    for (size_t i = 0; i < sizeof limit_opts / sizeof limit_opts[0]; i++)
+        if (strcmp(arg, limit_opts[i].name) == 0) return &limit_opts[i];
+    return NULL;
+}
+
 static char *default_output(const char *in)
 {
     size_t n = strlen(in);
@@ -117,6 +144,7 @@ int main(int argc, char **argv)
     const char **incs = calloc((size_t)argc, sizeof *incs);
     size_t ninc = 0;
     int check = 0, dump = 0, ast = 0, tokens = 0;
+    const limit_opt *lim;
     cc_options o;
     cc_options_init(&o);
     o.stdlib_dir = CLF_STDLIB_DIR;
@@ -142,23 +170,17 @@ int main(int argc, char **argv)
             incs[ninc++] = a + 2;
         } else if (strcmp(a, "--stdlib") == 0 && has_next) {
             o.stdlib_dir = argv[++i];
-        } else if ((strcmp(a, "--max-source-bytes") == 0 || strcmp(a, "--max-nesting") == 0 ||
-                    strcmp(a, "--max-patterns") == 0 || strcmp(a, "--max-registers") == 0) &&
-                   has_next) {
+        } else if ((lim = find_limit(a)) && has_next) {
             char *end;
             unsigned long long v = strtoull(argv[++i], &end, 10);
-            unsigned long long ceiling = strcmp(a, "--max-registers") == 0 ? 65535
-                                         : strcmp(a, "--max-source-bytes") == 0 ? UINT64_MAX
-                                         : UINT32_MAX;
-            if (*end || v == 0 || v > ceiling || argv[i][0] == '-') {
-                fprintf(stderr, "classifyc: %s needs a number from 1 to %llu\n", a, ceiling);
+            if (*end || v == 0 || v > lim->ceiling || argv[i][0] == '-') {
+                fprintf(stderr, "classifyc: %s needs a number from 1 to %llu\n", a,
+                        lim->ceiling);
                 free(incs);
                 return 2;
             }
-            if (a[6] == 's') o.max_source_bytes = v;
-            else if (a[6] == 'n') o.max_nesting = (unsigned)v;
-            else if (a[6] == 'p') o.max_patterns = (unsigned)v;
-            else o.max_registers = (unsigned)v;
+            if (lim->u64) *lim->u64(&o) = v;
+            else *lim->uns(&o) = (unsigned)v;
         } else if (strcmp(a, "--check") == 0) {
             check = 1;
         } else if (strcmp(a, "--dump") == 0) {

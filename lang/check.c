@@ -40,8 +40,8 @@ sym *chk_lookup_global(const module *m, const char *name)
     return i == STRMAP_NONE ? NULL : m->global_vec[i];
 }
 
-/* Adds a global symbol to its module's list and index. */
-static int add_global(checker *ck, module *m, sym *s)
+/* Adds a global symbol to its module's vector and index. */
+static int add_global(module *m, sym *s)
 {
     if (m->nglobals == m->capglobals) {
         uint32_t cap = m->capglobals ? m->capglobals * 2 : 16;
@@ -52,9 +52,6 @@ static int add_global(checker *ck, module *m, sym *s)
     }
     if (strmap_put(&m->global_index, s->name, (uint32_t)strlen(s->name), m->nglobals)) return -1;
     m->global_vec[m->nglobals++] = s;
-    s->next = m->globals;
-    m->globals = s;
-    (void)ck;
     return 0;
 }
 
@@ -495,7 +492,7 @@ static void declare_globals(checker *ck, module *m)
             s->mod = it->sym;
             s->type = T_MODULE;
         }
-        if (add_global(ck, m, s)) {
+        if (add_global(m, s)) {
             src_error(ck->c->src, UINT32_MAX, 0, "out of memory");
             return;
         }

@@ -77,7 +77,7 @@ typedef enum sym_kind { SYM_CONST, SYM_FILTER, SYM_IMPORT, SYM_LOCAL, SYM_PARAM 
 typedef struct module module;
 
 typedef struct sym {
-    struct sym *next;
+    struct sym *next; /* the next local of the same scope */
     sym_kind kind;
     const char *name;
     ast *decl;      /* CONST, FILTER, LET, PARAM, IMPORT node */
@@ -93,9 +93,10 @@ struct module {
     uint32_t file;
     char *realpath;  /* identity, for cycles and sharing */
     ast *items;
-    sym *globals;    /* consts, filters, import aliases */
+    /* Consts, filters and import aliases, in declaration order, and an
+     * index by name. Both malloc'd, freed by cc_compile. */
     strmap global_index; /* name -> index in global_vec */
-    sym **global_vec;    /* the same symbols, malloc'd (freed by cc_compile) */
+    sym **global_vec;
     uint32_t nglobals, capglobals;
     int loading;     /* on the import stack right now */
     const module *importer;  /* first importer, for cycle chains */
