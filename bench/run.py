@@ -26,9 +26,12 @@ import argparse
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+from benchcommon import pick_cpu, show  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = 20240601
@@ -72,25 +75,6 @@ def build_workload(corpora):
         if "\n" in ua or "\r" in ua:
             fail("a workload UA contains CR or LF: %r" % ua)
     return uas, n_crawler, len(uap_uas)
-
-
-def show(path):
-    """A path relative to the current directory when it is inside it."""
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
-
-
-def pick_cpu():
-    if not shutil.which("taskset"):
-        return None, "taskset not found: not pinned"
-    try:
-        allowed = os.sched_getaffinity(0)
-    except (AttributeError, OSError):
-        allowed = set()
-    for cpu in (1, 0):
-        if cpu in allowed:
-            return cpu, "pinned with taskset -c %d" % cpu
-    return None, "CPUs 0 and 1 unavailable: not pinned"
 
 
 def main():

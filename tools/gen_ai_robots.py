@@ -33,8 +33,11 @@ import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+from clfgen import GenError, one_line_comment, read_commit, write_atomic  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT_REL = "../shared/corpora/ai-robots-txt/robots.json"
@@ -65,10 +68,6 @@ AMBIGUOUS_NAMES = (
 COMMENT_COLUMN = 40
 
 
-class GenError(Exception):
-    pass
-
-
 def clf_string_literal(text):
     """Return `text` as a .clf string literal.
 
@@ -96,31 +95,6 @@ def clf_string_literal(text):
             out.append("\\x%02X" % b)
     out.append('"')
     return "".join(out)
-
-
-def one_line_comment(text):
-    """Sanitize free text for use after `//`: one line, printable ASCII.
-
-    Whitespace runs (including newlines) collapse to one space; other bytes
-    outside printable ASCII are shown as \\xNN so nothing is silently lost.
-    """
-    text = re.sub(r"\s+", " ", text).strip()
-    out = []
-    for b in text.encode("utf-8"):
-        out.append(chr(b) if 0x20 <= b <= 0x7E else "\\x%02X" % b)
-    return "".join(out)
-
-
-def read_commit(robots_json):
-    note = robots_json.parent / "LICENSE-NOTE.md"
-    try:
-        text = note.read_text(encoding="utf-8")
-    except OSError as e:
-        raise GenError("cannot read %s (%s); pass --commit SHA" % (note, e.strerror))
-    m = re.search(r"Commit:\s*`?([0-9a-f]{40})\b", text)
-    if not m:
-        raise GenError("no 'Commit: <40 hex>' line in %s; pass --commit SHA" % note)
-    return m.group(1)
 
 
 def load_agents(robots_json):
@@ -278,24 +252,6 @@ def render(agents, commit, sha, curated=AMBIGUOUS_NAMES, source="robots.json"):
         render_set(AMBIGUOUS_NAME, ambiguous,
                    ["Ordinary words too: match only with context (see the header)."]),
     ])
-
-
-def write_atomic(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def main(argv=None):

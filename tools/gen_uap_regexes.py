@@ -60,6 +60,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+from clfgen import GenError, one_line_comment, read_commit, write_atomic  # noqa: E402
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT_REL = "../shared/corpora/uap-core/regexes.yaml"
 DEFAULT_CLASSIFYC_REL = "build/cli/classifyc"
@@ -74,10 +78,6 @@ SECTIONS = {
 SECTION_ORDER = ("ua", "os", "device")
 
 HS_MSG = "cannot be compiled by Hyperscan: "
-
-
-class GenError(Exception):
-    pass
 
 
 # ---------------------------------------------------------------- translate
@@ -129,25 +129,7 @@ def clf_regex_body(regex):
     return body
 
 
-def one_line_comment(text):
-    """Free text made safe for a `//` comment: one line, printable ASCII."""
-    text = re.sub(r"\s+", " ", str(text)).strip()
-    return "".join(chr(b) if 0x20 <= b <= 0x7E else "\\x%02X" % b for b in text.encode("utf-8"))
-
-
 # -------------------------------------------------------------------- input
-
-def read_commit(yaml_path):
-    note = yaml_path.parent / "LICENSE-NOTE.md"
-    try:
-        text = note.read_text(encoding="utf-8")
-    except OSError as e:
-        raise GenError("cannot read %s (%s); pass --commit SHA" % (note, e.strerror))
-    m = re.search(r"Commit:\s*`?([0-9a-f]{40})\b", text)
-    if not m:
-        raise GenError("no 'Commit: <40 hex>' line in %s; pass --commit SHA" % note)
-    return m.group(1)
-
 
 def load_patterns(yaml_path, sections):
     """[(section, index, regex text, caseless, label)] in upstream order, and
@@ -448,10 +430,7 @@ def main(argv=None):
         DEFAULT_INPUT_REL, "" if sections == ["ua"] else " --sections " + ",".join(sections))
     text = render(pats, results, sections, commit, sha, regen, hyperscan_version())
     out = Path(a.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name("." + out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    os.replace(tmp, out)
+    write_atomic(out, text, encoding="utf-8")
 
     refused = [(p, r) for p, r in zip(pats, results) if not r["ok"]]
     nacc = len(pats) - len(refused)

@@ -38,11 +38,14 @@ import argparse
 import json
 import math
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.dont_write_bytecode = True
+from benchcommon import pick_cpu, show  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPECS = os.path.join("uap-core", "redos-attack-specs.jsonl")
@@ -73,24 +76,6 @@ def fail(msg, code=2):
 def say(msg=""):
     print(msg)
     sys.stdout.flush()
-
-
-def show(path):
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
-
-
-def pick_cpu():
-    if not shutil.which("taskset"):
-        return None, "taskset not found: not pinned"
-    try:
-        allowed = os.sched_getaffinity(0)
-    except (AttributeError, OSError):
-        allowed = set()
-    for cpu in (1, 0):
-        if cpu in allowed:
-            return cpu, "pinned with taskset -c %d" % cpu
-    return None, "CPUs 0 and 1 unavailable: not pinned"
 
 
 def load_yaml(path):
