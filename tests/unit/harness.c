@@ -40,6 +40,11 @@ uint8_t *h_compile(const char *source, size_t *len, char **diags)
 
 clf_program *h_program(const char *source)
 {
+    return h_program_opts(source, NULL);
+}
+
+clf_program *h_program_opts(const char *source, const clf_options *opts)
+{
     size_t len;
     char *diags = NULL;
     uint8_t *bin = h_compile(source, &len, &diags);
@@ -47,7 +52,7 @@ clf_program *h_program(const char *source)
     free(diags);
     clf_program *p = NULL;
     char err[CLF_ERRMSG_SIZE];
-    clf_status st = clf_program_load(bin, len, NULL, &p, err, sizeof err);
+    clf_status st = clf_program_load(bin, len, opts, &p, err, sizeof err);
     free(bin);
     cr_assert_eq(st, CLF_OK, "load failed: %s", err);
     return p;

@@ -15,8 +15,10 @@
  * (malloc'd, may be NULL). */
 uint8_t *h_compile(const char *source, size_t *len, char **diags);
 
-/* Compiles and loads; aborts the test on failure. */
+/* Compiles and loads (with `opts`, or the defaults when NULL); aborts the
+ * test on failure. */
 clf_program *h_program(const char *source);
+clf_program *h_program_opts(const char *source, const clf_options *opts);
 
 /* A request: "METHOD PATH?QUERY" then header lines "Name: value",
  * separated by '\n'. */

@@ -208,20 +208,12 @@ Test(vm, moves_assembled)
  * values reach the workspace. */
 static clf_program *program_with_big_headers(const char *src)
 {
-    size_t len;
-    char *d = NULL;
-    uint8_t *b = h_compile(src, &len, &d);
-    cr_assert(b, "%s", d);
-    free(d);
     clf_options *o;
     cr_assert_eq(clf_options_new(&o), CLF_OK);
     cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_HEADER_VALUE_BYTES, 1 << 20), CLF_OK);
     cr_assert_eq(clf_options_set_limit(o, CLF_LIMIT_HEADER_BYTES, 1 << 20), CLF_OK);
-    clf_program *p;
-    char err[CLF_ERRMSG_SIZE];
-    cr_assert_eq(clf_program_load(b, len, o, &p, err, sizeof err), CLF_OK, "%s", err);
+    clf_program *p = h_program_opts(src, o);
     clf_options_free(o);
-    free(b);
     return p;
 }
 
