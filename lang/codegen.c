@@ -23,6 +23,7 @@
  * Registers are never reused: a register has one type for the whole
  * function, as the verifier requires, and filters are small.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -248,7 +249,7 @@ static uint32_t subject_for(cg *g, int origin, const char *oname)
 static void add_pattern(cg *g, uint32_t subject, uint32_t test, const char *expr,
                         uint32_t flags, const ast *lit)
 {
-    unsigned max = g->c->opts->max_patterns ? g->c->opts->max_patterns : CC_DEFAULT_MAX_PATTERNS;
+    unsigned max = g->c->opts->max_patterns ? g->c->opts->max_patterns : UINT_MAX;
     if (g->npatterns >= max) {
         if (!g->patterns_reported)
             src_error(g->c->src, lit->file, lit->off,

@@ -36,6 +36,7 @@ typedef struct cc_options {
     const char *env_path;    /* $CLASSIFY_PATH (colon-separated) or NULL */
     const char *stdlib_dir;  /* the installed stdlib/, or NULL */
     uint64_t max_source_bytes;
+    /* For these three, 0 means no limit beyond the format's own. */
     unsigned max_nesting;   /* brackets, blocks and runs of '!' */
     unsigned max_patterns;  /* Hyperscan patterns in the program */
     unsigned max_registers; /* registers per filter, at most 65535 */
