@@ -2,7 +2,8 @@
  * classifyc: compiles a .clf rules file into a rules file for libclassify.
  *
  * Exit status: 0 success, 1 the source has errors (printed as
- * file:line:col: error: ...), 2 usage or I/O errors.
+ * file:line:col: error: ...) or a test failed (--test), 2 usage or I/O
+ * errors.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "atomic_write.h"
 #include "compile.h"
 #include "program.h"
+#include "test_runner.h"
 
 #ifndef CLF_STDLIB_DIR
 #define CLF_STDLIB_DIR "/usr/local/share/libclassify/stdlib"
@@ -31,6 +33,9 @@ static const char usage[] =
     "  -I DIR         search DIR for imported modules; repeatable, searched\n"
     "                 in order before $CLASSIFY_PATH and the installed stdlib\n"
     "  --check        check the source (types, patterns) and write nothing\n"
+    "  --test         run the `test` blocks of FILE.clf and print a pass/fail\n"
+    "                 line for each and a summary; writes nothing (FILE.clf\n"
+    "                 need not have a main filter)\n"
     "  --dump         print the bytecode and patterns, with source lines\n"
     "  --ast          print the syntax tree of FILE.clf (compiler debugging)\n"
     "  --tokens       print the tokens of FILE.clf (compiler debugging)\n"
@@ -53,7 +58,8 @@ static const char usage[] =
     "environment:\n"
     "  CLASSIFY_PATH  colon-separated module directories, searched after -I\n"
     "\n"
-    "exit status: 0 success, 1 errors in the source, 2 usage or I/O error\n";
+    "exit status: 0 success, 1 errors in the source or a failed test,\n"
+    "2 usage or I/O error\n";
 
 typedef struct dump_ctx {
     const src_set *src;
@@ -143,7 +149,7 @@ int main(int argc, char **argv)
     const char *input = NULL, *output = NULL;
     const char **incs = calloc((size_t)argc, sizeof *incs);
     size_t ninc = 0;
-    int check = 0, dump = 0, ast = 0, tokens = 0;
+    int check = 0, dump = 0, ast = 0, tokens = 0, test = 0;
     const limit_opt *lim;
     cc_options o;
     cc_options_init(&o);
@@ -183,6 +189,8 @@ int main(int argc, char **argv)
             else *lim->uns(&o) = (unsigned)v;
         } else if (strcmp(a, "--check") == 0) {
             check = 1;
+        } else if (strcmp(a, "--test") == 0) {
+            test = 1;
         } else if (strcmp(a, "--dump") == 0) {
             dump = 1;
         } else if (strcmp(a, "--ast") == 0) {
@@ -220,19 +228,32 @@ int main(int argc, char **argv)
     src_set src = {.ar = &ar};
     uint8_t *bin = NULL;
     size_t len = 0;
+    cg_tests tests = {0};
     int rc;
     if (tokens)
         rc = cc_dump_tokens(input, &o, &src, &ar, stdout) ? 1 : 0;
     else if (ast)
         rc = cc_dump_ast(input, &o, &src, &ar, stdout) ? 1 : 0;
     else
-        rc = cc_compile(input, &o, &src, &ar, &bin, &len) ? 1 : 0;
+        rc = cc_compile(input, &o, &src, &ar, test ? &tests : NULL, &bin, &len) ? 1 : 0;
+    /* Warnings are printed even when compilation succeeds. */
+    if (src.first) src_print(&src, stderr);
     if (rc) {
-        src_print(&src, stderr);
         /* A file that cannot be read is an I/O error, not a source error. */
         if (src.first && src.first->file == UINT32_MAX && src.nfiles == 0) rc = 2;
         fprintf(stderr, "classifyc: %u error%s\n", src.nerrors, src.nerrors == 1 ? "" : "s");
     }
+    if (rc == 0 && test) {
+        if (tests.ntests == 0) {
+            fprintf(stderr, "classifyc: %s has no test blocks\n", input);
+            rc = 1;
+        } else {
+            rc = tr_run(&src, &tests, bin, len, stdout);
+        }
+        free(bin);
+        bin = NULL;
+    }
+    cg_tests_free(&tests);
     if (rc == 0 && bin) {
         /* Load what we wrote with the same loader and verifier hosts use:
          * a compiler bug must not produce a file that fails to load. */

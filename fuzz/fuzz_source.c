@@ -132,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     src_set src = {.ar = &ar};
     uint8_t *bin = NULL;
     size_t len = 0;
-    int rc = cc_compile(main_path, &o, &src, &ar, &bin, &len);
+    int rc = cc_compile(main_path, &o, &src, &ar, NULL, &bin, &len);
     if (rc != 0) {
         if (ar.failed) goto done; /* out of memory: nothing to check */
         if (src.nerrors == 0) FUZZ_FAIL("cc_compile failed without a diagnostic");

@@ -5,19 +5,32 @@
  *   IMPORT  str = path, c = alias NAME (or NULL)
  *   CONST   str = name, a = value
  *   FILTER  str = name, a = PARAM list, b = BLOCK
+ *   FN      str = name, a = PARAM list, b = BLOCK, c = return type NAME
  *   PARAM   str = name, c = type NAME
+ *   TEST    a = name STR, b = list of TDIR and EXPECT
+ *   TDIR    str = directive (method, target, header, peer, trust),
+ *           a, b = its STR arguments (b: header value only)
+ *   EXPECT  ival = AST_V_*, a = reason STR or NULL, c = filter NAME or
+ *           MEMBER (NULL: main)
  *   BLOCK   a = statement list
- *   LET     str = name, a = value
+ *   LET     str = name, a = value; flags AST_F_MUT
+ *   ASSIGN  str = name, a = value, ival = AST_ADD / AST_SUB for += / -=
  *   IF      a = condition, b = BLOCK, c = else (BLOCK, IF or NULL)
  *   ACCEPT/REJECT  a = reason STR or NULL
- *   OR..IN  a, b = operands (NOT: a)
+ *   RETURN  a = value
+ *   EXPRSTMT a = the call
+ *   OR..MOD a, b = operands (NOT, NEG: a)
  *   MEMBER  a = object, str = member name
- *   CALL    a = receiver, str = method name, b = argument list
+ *   CALL    a = receiver (NULL for a function call f(x)), str = method or
+ *           function name, b = argument list
  *   SET     a = element list (STR)
+ *   IP      str = 32 bytes: range low, range high (one address: equal)
+ *   IPSET   a = element list (IP)
  */
 #include <string.h>
 
 #include "ast.h"
+#include "ipaddr.h"
 
 const char *const ast_kind_names[AST_KIND_COUNT] = {
 #define X(k) #k,
@@ -120,15 +133,54 @@ static void dump_node(const ast *n, FILE *out)
         dump(n->a, out);
         break;
     case AST_FILTER:
-        fprintf(out, " %s (", n->str);
+    case AST_FN:
+        fprintf(out, "%s %s (", n->flags & AST_F_PUB ? " pub" : "", n->str);
         for (const ast *p = n->a; p; p = p->next)
             fprintf(out, "%s%s: %s", p == n->a ? "" : ", ", p->str, p->c->str);
         fputs(") ", out);
+        if (n->kind == AST_FN) fprintf(out, "-> %s ", n->c->str);
         dump(n->b, out);
         break;
+    case AST_TEST:
+        fputc(' ', out);
+        dump(n->a, out);
+        dump_list(n->b, out);
+        break;
+    case AST_TDIR:
+        fprintf(out, " %s ", n->str);
+        dump(n->a, out);
+        if (n->b) {
+            fputc(' ', out);
+            dump(n->b, out);
+        }
+        break;
+    case AST_EXPECT:
+        if (n->c) {
+            fputc(' ', out);
+            dump(n->c, out);
+        }
+        fputs(n->ival == AST_V_ACCEPT ? " accept" : n->ival == AST_V_REJECT ? " reject" : " pass", out);
+        if (n->a) {
+            fputc(' ', out);
+            dump(n->a, out);
+        }
+        break;
+    case AST_ASSIGN:
+        fprintf(out, " %s%s ", n->str, n->ival == AST_ADD ? " +=" : n->ival == AST_SUB ? " -=" : "");
+        dump(n->a, out);
+        break;
+    case AST_PASS: break;
+    case AST_IP: {
+        char lo[VM_IP_TEXT_MAX], hi[VM_IP_TEXT_MAX];
+        vm_ip_format((const uint8_t *)n->str, lo, sizeof lo);
+        vm_ip_format((const uint8_t *)n->str + 16, hi, sizeof hi);
+        fprintf(out, " %s %s", lo, hi);
+        break;
+    }
+    case AST_IPSET: dump_list(n->a, out); break;
     case AST_BLOCK: dump_list(n->a, out); break;
     case AST_LET:
-        fprintf(out, " %s ", n->str);
+        fprintf(out, "%s %s ", n->flags & AST_F_MUT ? " mut" : "", n->str);
         dump(n->a, out);
         break;
     case AST_IF:

@@ -13,10 +13,13 @@
 
 /* Node kinds. Keep ast_kind_names (ast.c) in the same order. */
 #define AST_KINDS(X)                                                        \
-    X(IMPORT) X(CONST) X(FILTER) X(PARAM)                                  \
-    X(BLOCK) X(LET) X(IF) X(ACCEPT) X(REJECT)                              \
+    X(IMPORT) X(CONST) X(FILTER) X(PARAM) X(FN) X(TEST) X(TDIR) X(EXPECT)  \
+    X(BLOCK) X(LET) X(IF) X(ACCEPT) X(REJECT) X(PASS) X(RETURN) X(ASSIGN)  \
+    X(EXPRSTMT)                                                            \
     X(OR) X(AND) X(NOT) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(IN)          \
-    X(MEMBER) X(CALL) X(NAME) X(INT) X(STR) X(BOOL) X(REGEX) X(SET)
+    X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(NEG)                              \
+    X(MEMBER) X(CALL) X(NAME) X(INT) X(STR) X(BOOL) X(REGEX) X(SET)        \
+    X(IP) X(IPSET)
 
 typedef enum ast_kind {
 #define X(k) AST_##k,
@@ -29,7 +32,7 @@ typedef enum ast_kind {
  * so that one mistake gives one message. */
 typedef enum ty {
     T_NONE = 0, T_ERROR, T_BOOL, T_INT, T_STR, T_SET, T_REGEX, T_REQUEST,
-    T_MODULE
+    T_MODULE, T_IP, T_IPSET
 } ty;
 
 typedef struct ast ast;
@@ -41,7 +44,8 @@ struct ast {
     ast *a, *b, *c; /* children; meaning depends on kind (see ast.c) */
     ast *next;     /* next item, statement, argument or set element */
     ast *tail;     /* list heads only: the last element, for O(1) appends */
-    char *str;     /* NAME, MEMBER, CALL: identifier; STR/REGEX: bytes */
+    char *str;     /* NAME, MEMBER, CALL: identifier; STR/REGEX: bytes;
+                      IP: the range, 16 bytes low then 16 bytes high */
     uint32_t slen; /* length of str in bytes (STR may contain NULs) */
     int64_t ival;  /* INT value; BOOL 0/1 */
     unsigned flags; /* AST_F_* */
@@ -60,8 +64,13 @@ enum {
     AST_F_CASELESS = 2,   /* SET, REGEX: flag i */
     AST_F_DOTALL = 4,     /* REGEX: flag s */
     AST_F_MULTILINE = 8,  /* REGEX: flag m */
-    AST_F_ALIAS = 16      /* IMPORT: has an explicit `as` name */
+    AST_F_ALIAS = 16,     /* IMPORT: has an explicit `as` name */
+    AST_F_MUT = 32,       /* LET: `let mut` */
+    AST_F_PREFIX = 64     /* IP: written with a /length */
 };
+
+/* EXPECT: the verdict a test expects (ival). */
+enum { AST_V_ACCEPT = 1, AST_V_REJECT = 2, AST_V_PASS = 3 };
 
 extern const char *const ast_kind_names[AST_KIND_COUNT];
 

@@ -1,20 +1,29 @@
 /*
  * check.c: name resolution and type checking.
  *
- * Types: bool, int, str, the string-set and regex literal types, and
- * Request (the filter's parameter). Every expression gets a type; an
- * expression already reported as wrong gets T_ERROR, which every rule
- * accepts silently, so one mistake yields one message.
+ * Types: bool, int, str, ip, the string-set, regex and IP-set literal
+ * types, and Request (the filter's parameter). Every expression gets a
+ * type; an expression already reported as wrong gets T_ERROR, which every
+ * rule accepts silently, so one mistake yields one message.
+ *
+ * Functions (`fn`) return a value on every path and cannot decide a
+ * verdict; filters decide (accept/reject), or end without deciding
+ * (`pass`, or their end) so that their caller goes on. `main` must
+ * decide on every path. The call graph must be acyclic: every call site
+ * is recorded (sym.calls) and a depth-first search reports a cycle with
+ * the chain of calls, so evaluation is bounded.
  *
  * The checker also records where a str value comes from (ast.origin):
  * `req.header("user-agent")`, `req.path`, ... or a local bound to one.
  * Code generation uses it to put every pattern tested on the same
  * request field into one Hyperscan database, scanned once per request.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile.h"
+#include "ipaddr.h"
 
 typedef struct scope {
     struct scope *up;
@@ -25,12 +34,16 @@ typedef struct checker {
     compilation *c;
     module *m;
     scope *sc;
+    sym *fn;        /* the fn or filter whose body is being checked */
     unsigned depth; /* expression nesting (CC_MAX_EXPR_DEPTH) */
     int too_deep;   /* reported once */
 } checker;
 
 static const char *const type_names[] = {
-    "?", "<error>", "bool", "int", "str", "set", "regex", "Request", "module"};
+    "?", "<error>", "bool", "int", "str", "set", "regex", "Request", "module",
+    "ip", "ip set"};
+
+#define IS_FN(ck) ((ck)->fn && (ck)->fn->kind == SYM_FN)
 
 #define ERR(ck, node, ...) src_error((ck)->c->src, (node)->file, (node)->off, __VA_ARGS__)
 
@@ -63,6 +76,18 @@ static sym *lookup(checker *ck, const char *name)
     return chk_lookup_global(ck->m, name);
 }
 
+/* Records that the function being checked calls `callee` at `site`. */
+static void add_call(checker *ck, sym *callee, ast *site)
+{
+    if (!ck->fn) return;
+    call_edge *e = arena_alloc(ck->c->ar, sizeof *e);
+    if (!e) return;
+    e->callee = callee;
+    e->site = site;
+    e->next = ck->fn->calls;
+    ck->fn->calls = e;
+}
+
 static sym *new_sym(checker *ck, sym_kind kind, const char *name, ast *decl)
 {
     sym *s = arena_alloc(ck->c->ar, sizeof *s);
@@ -72,6 +97,7 @@ static sym *new_sym(checker *ck, sym_kind kind, const char *name, ast *decl)
     s->decl = decl;
     s->mod = ck->m;
     s->reg = -1;
+    s->func = -1;
     return s;
 }
 
@@ -145,30 +171,189 @@ static int lowercase_header_name(checker *ck, ast *call, ast *arg, char **out)
     return 0;
 }
 
+/* Argument kinds of the built-in methods. */
+enum { A_NONE, A_STRSET, A_REGEX, A_HDRNAME, A_STR, A_INT, A_GROUP };
+
 typedef struct method_desc {
     const char *name;
     method_id id;
     ty recv;
     int nargs;
-    int arg;  /* 0 none, 1 str or set, 2 regex, 3 header name */
+    unsigned char args[2]; /* A_* */
     ty result;
 } method_desc;
 
 static const method_desc methods[] = {
-    {"len", M_LEN, T_STR, 0, 0, T_INT},
-    {"lower", M_LOWER, T_STR, 0, 0, T_STR},
-    {"contains", M_CONTAINS, T_STR, 1, 1, T_BOOL},
-    {"starts_with", M_STARTS_WITH, T_STR, 1, 1, T_BOOL},
-    {"ends_with", M_ENDS_WITH, T_STR, 1, 1, T_BOOL},
-    {"equals", M_EQUALS, T_STR, 1, 1, T_BOOL},
-    {"contains_word", M_CONTAINS_WORD, T_STR, 1, 1, T_BOOL},
-    {"matches", M_MATCHES, T_STR, 1, 2, T_BOOL},
-    {"header", M_HEADER, T_REQUEST, 1, 3, T_STR},
-    {"has_header", M_HAS_HEADER, T_REQUEST, 1, 3, T_BOOL},
+    {"len", M_LEN, T_STR, 0, {A_NONE, A_NONE}, T_INT},
+    {"lower", M_LOWER, T_STR, 0, {A_NONE, A_NONE}, T_STR},
+    {"contains", M_CONTAINS, T_STR, 1, {A_STRSET, A_NONE}, T_BOOL},
+    {"starts_with", M_STARTS_WITH, T_STR, 1, {A_STRSET, A_NONE}, T_BOOL},
+    {"ends_with", M_ENDS_WITH, T_STR, 1, {A_STRSET, A_NONE}, T_BOOL},
+    {"equals", M_EQUALS, T_STR, 1, {A_STRSET, A_NONE}, T_BOOL},
+    {"contains_word", M_CONTAINS_WORD, T_STR, 1, {A_STRSET, A_NONE}, T_BOOL},
+    {"matches", M_MATCHES, T_STR, 1, {A_REGEX, A_NONE}, T_BOOL},
+    {"index_of", M_INDEX_OF, T_STR, 1, {A_STR, A_NONE}, T_INT},
+    {"capture", M_CAPTURE, T_STR, 2, {A_REGEX, A_GROUP}, T_STR},
+    {"to_int", M_TO_INT, T_STR, 0, {A_NONE, A_NONE}, T_INT},
+    {"trim", M_TRIM, T_STR, 0, {A_NONE, A_NONE}, T_STR},
+    {"substr", M_SUBSTR, T_STR, 2, {A_INT, A_INT}, T_STR},
+    {"to_ip", M_TO_IP, T_STR, 0, {A_NONE, A_NONE}, T_IP},
+    {"valid", M_VALID, T_IP, 0, {A_NONE, A_NONE}, T_BOOL},
+    {"header", M_HEADER, T_REQUEST, 1, {A_HDRNAME, A_NONE}, T_STR},
+    {"has_header", M_HAS_HEADER, T_REQUEST, 1, {A_HDRNAME, A_NONE}, T_BOOL},
+    {"cookie", M_COOKIE, T_REQUEST, 1, {A_STR, A_NONE}, T_STR},
+    {"query_param", M_QUERY_PARAM, T_REQUEST, 1, {A_STR, A_NONE}, T_STR},
 };
+
+/* Checks argument `arg` of method `md` against kind `k`. */
+static int check_method_arg(checker *ck, ast *e, const method_desc *md, int k, ast *arg)
+{
+    ty at = check_expr(ck, arg);
+    if (at == T_ERROR) return -1;
+    switch (k) {
+    case A_STRSET:
+        if (at != T_STR && at != T_SET) {
+            ERR(ck, arg, "'%s' takes a str or a set, not %s", md->name, type_names[at]);
+            return -1;
+        }
+        return 0;
+    case A_REGEX:
+        if (at != T_REGEX) {
+            ERR(ck, arg, "'%s' takes a regex literal such as /^abc/, not %s", md->name,
+                type_names[at]);
+            return -1;
+        }
+        return 0;
+    case A_HDRNAME:
+        if (at != T_STR) {
+            ERR(ck, arg, "'%s' takes a header name (str), not %s", md->name, type_names[at]);
+            return -1;
+        }
+        if (lowercase_header_name(ck, e, arg, &e->oname)) return -1;
+        if (md->id == M_HEADER) e->origin = ORIGIN_HEADER;
+        return 0;
+    case A_STR:
+    case A_INT:
+        if (at != (k == A_STR ? T_STR : T_INT)) {
+            ERR(ck, arg, "'%s' takes %s here, not %s", md->name, k == A_STR ? "a str" : "an int",
+                type_names[at]);
+            return -1;
+        }
+        return 0;
+    default: { /* A_GROUP */
+        ast *lit = chk_literal(arg);
+        if (!lit || (lit->kind != AST_INT && lit->kind != AST_STR)) {
+            ERR(ck, arg, "the capture group must be a number or a group name, written as a "
+                         "literal or constant");
+            return -1;
+        }
+        if (lit->kind == AST_INT && (lit->ival < 0 || lit->ival > 65535)) {
+            ERR(ck, arg, "capture group %lld does not exist", (long long)lit->ival);
+            return -1;
+        }
+        return 0;
+    }
+    }
+}
+
+static ty type_from_name(const char *n)
+{
+    static const struct { const char *name; ty t; } names[] = {
+        {"bool", T_BOOL}, {"int", T_INT}, {"str", T_STR}, {"ip", T_IP}, {"Request", T_REQUEST}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(n, names[i].name) == 0) return names[i].t;
+    return T_NONE;
+}
+
+/* Resolves the fn or filter a call names: `f(...)` in this module, or
+ * `mod.f(...)`. Sets *is_call to 0 when `e` is a method call instead.
+ * Returns NULL (reported) when the name is wrong. */
+static sym *resolve_callee(checker *ck, ast *e, int *is_call)
+{
+    *is_call = 1;
+    sym *t;
+    if (!e->a) {
+        t = chk_lookup_global(ck->m, e->str);
+        if (!t) {
+            sym *l = lookup(ck, e->str);
+            if (l) ERR(ck, e, "'%s' is not a function", e->str);
+            else ERR(ck, e, "unknown function '%s'", e->str);
+            return NULL;
+        }
+        if (t->kind != SYM_FN && t->kind != SYM_FILTER) {
+            ERR(ck, e, "'%s' is not a function", e->str);
+            return NULL;
+        }
+        t->used = 1;
+        return t;
+    }
+    sym *im = e->a->kind == AST_NAME ? lookup(ck, e->a->str) : NULL;
+    if (!im || im->kind != SYM_IMPORT) {
+        *is_call = 0;
+        return NULL;
+    }
+    im->used = 1;
+    e->a->type = T_MODULE;
+    t = chk_lookup_global(im->mod, e->str);
+    if (!t || t->kind == SYM_IMPORT) {
+        ERR(ck, e, "module '%s' has no '%s'", e->a->str, e->str);
+        return NULL;
+    }
+    if (t->kind != SYM_FN && t->kind != SYM_FILTER) {
+        ERR(ck, e, "'%s.%s' is a constant, not a function", e->a->str, e->str);
+        return NULL;
+    }
+    if (!(t->decl->flags & AST_F_PUB)) {
+        diag *d = ERR(ck, e, "'%s' is not public in module '%s'", e->str, e->a->str);
+        src_note(ck->c->src, d, t->decl->file, t->decl->off, "declared here without `pub`");
+        return NULL;
+    }
+    return t;
+}
+
+/* Checks the arguments of a call of `callee` against its parameters. */
+static void check_call_args(checker *ck, ast *e, sym *callee)
+{
+    int nparams = 0, nargs = 0;
+    for (ast *p = callee->decl->a; p; p = p->next) nparams++;
+    for (ast *a = e->b; a; a = a->next) nargs++;
+    if (nargs != nparams) {
+        diag *d = ERR(ck, e, "'%s' takes %d argument%s, got %d", callee->name, nparams,
+                      nparams == 1 ? "" : "s", nargs);
+        src_note(ck->c->src, d, callee->decl->file, callee->decl->off, "'%s' is defined here",
+                 callee->name);
+        for (ast *a = e->b; a; a = a->next) check_expr(ck, a);
+        return;
+    }
+    ast *p = callee->decl->a;
+    for (ast *a = e->b; a; a = a->next, p = p->next) {
+        ty at = check_expr(ck, a);
+        if (at != T_ERROR && p->type != T_ERROR && at != p->type)
+            ERR(ck, a, "argument '%s' of '%s' is %s, not %s", p->str, callee->name,
+                type_names[p->type], type_names[at]);
+    }
+}
 
 static ty check_call(checker *ck, ast *e)
 {
+    int is_call;
+    sym *callee = resolve_callee(ck, e, &is_call);
+    if (is_call) {
+        if (!callee) {
+            for (ast *a = e->b; a; a = a->next) check_expr(ck, a);
+            return T_ERROR;
+        }
+        if (callee->kind == SYM_FILTER) {
+            ERR(ck, e, "'%s' is a filter: it decides a verdict, so call it as a statement, "
+                       "`%s(req)`", callee->name, callee->name);
+            return T_ERROR;
+        }
+        check_call_args(ck, e, callee);
+        e->sym = callee;
+        e->method = M_FUNC;
+        add_call(ck, callee, e);
+        return callee->type;
+    }
     ty rt = check_expr(ck, e->a);
     int nargs = 0;
     for (ast *a = e->b; a; a = a->next) nargs++;
@@ -192,33 +377,10 @@ static ty check_call(checker *ck, ast *e)
         return T_ERROR;
     }
     e->method = md->id;
-    if (md->arg == 0) return md->result;
-    ast *arg = e->b;
-    ty at = check_expr(ck, arg);
-    if (at == T_ERROR) return md->result;
-    switch (md->arg) {
-    case 1:
-        if (at != T_STR && at != T_SET) {
-            ERR(ck, arg, "'%s' takes a str or a set, not %s", md->name, type_names[at]);
-            return T_ERROR;
-        }
-        break;
-    case 2:
-        if (at != T_REGEX) {
-            ERR(ck, arg, "'matches' takes a regex literal such as /^abc/, not %s",
-                type_names[at]);
-            return T_ERROR;
-        }
-        break;
-    case 3:
-        if (at != T_STR) {
-            ERR(ck, arg, "'%s' takes a header name (str), not %s", md->name, type_names[at]);
-            return T_ERROR;
-        }
-        if (lowercase_header_name(ck, e, arg, &e->oname)) return T_ERROR;
-        if (md->id == M_HEADER) e->origin = ORIGIN_HEADER;
-        break;
-    }
+    int k = 0, bad = 0;
+    for (ast *a = e->b; a; a = a->next, k++)
+        if (check_method_arg(ck, e, md, md->args[k], a)) bad = 1;
+    (void)bad; /* the result type stands: the call itself is well formed */
     return md->result;
 }
 
@@ -234,8 +396,10 @@ static ty check_member(checker *ck, ast *e)
                 ERR(ck, e, "module '%s' has no '%s'", e->a->str, e->str);
                 return T_ERROR;
             }
+            s->used = 1;
             if (t->kind != SYM_CONST) {
-                ERR(ck, e, "'%s.%s' is a filter, not a value", e->a->str, e->str);
+                ERR(ck, e, "'%s.%s' is a %s, not a value", e->a->str, e->str,
+                    t->kind == SYM_FN ? "function: call it" : "filter");
                 return T_ERROR;
             }
             if (!(t->decl->flags & AST_F_PUB)) {
@@ -258,10 +422,13 @@ static ty check_member(checker *ck, ast *e)
                 e->origin = fields[i].origin;
                 return T_STR;
             }
-        if (strcmp(e->str, "header") == 0 || strcmp(e->str, "has_header") == 0)
+        if (strcmp(e->str, "client_ip") == 0) return T_IP;
+        if (strcmp(e->str, "header") == 0 || strcmp(e->str, "has_header") == 0 ||
+            strcmp(e->str, "cookie") == 0 || strcmp(e->str, "query_param") == 0)
             ERR(ck, e, "'%s' is a method: write %s(\"name\")", e->str, e->str);
         else
-            ERR(ck, e, "Request has no field '%s' (fields: method, path, query)", e->str);
+            ERR(ck, e, "Request has no field '%s' (fields: method, path, query, client_ip)",
+                e->str);
         return T_ERROR;
     }
     ERR(ck, e, "%s has no field '%s'", type_names[ot], e->str);
@@ -280,18 +447,37 @@ static ty check_binary(checker *ck, ast *e)
         else if (b != T_BOOL) ERR(ck, e->b, "'%s' needs bool operands, not %s",
                                   e->kind == AST_OR ? "||" : "&&", type_names[b]);
         return T_BOOL;
+    case AST_ADD:
+    case AST_SUB:
+    case AST_MUL:
+    case AST_DIV:
+    case AST_MOD:
+        if (a != T_INT || b != T_INT) {
+            ERR(ck, e, "arithmetic needs int operands, not %s and %s%s", type_names[a],
+                type_names[b],
+                e->kind == AST_ADD && (a == T_STR || b == T_STR) ? " (strings are not joined with '+')" : "");
+            return T_ERROR;
+        }
+        return T_INT;
     case AST_EQ:
     case AST_NE:
         if (a != b)
             ERR(ck, e, "cannot compare %s with %s", type_names[a], type_names[b]);
-        else if (a != T_BOOL && a != T_INT && a != T_STR)
+        else if (a != T_BOOL && a != T_INT && a != T_STR && a != T_IP)
             ERR(ck, e, "cannot compare %s values with '%s'%s", type_names[a],
                 e->kind == AST_EQ ? "==" : "!=",
                 a == T_SET ? " (to test membership, write `x in SET`)" : "");
         return T_BOOL;
     case AST_IN:
-        if (a != T_STR) ERR(ck, e->a, "'in' tests a str, not %s", type_names[a]);
-        else if (b != T_SET) ERR(ck, e->b, "'in' needs a set on its right, not %s", type_names[b]);
+        if (a == T_IP) {
+            if (b != T_IPSET)
+                ERR(ck, e->b, "'ip in' needs a set of addresses and prefixes on its right, "
+                              "such as [10.0.0.0/8, ::1], not %s", type_names[b]);
+        } else if (a != T_STR) {
+            ERR(ck, e->a, "'in' tests a str or an ip, not %s", type_names[a]);
+        } else if (b != T_SET) {
+            ERR(ck, e->b, "'in' needs a set on its right, not %s", type_names[b]);
+        }
         return T_BOOL;
     default: /* < <= > >= */
         if (a != T_INT || b != T_INT)
@@ -340,6 +526,21 @@ static ty check_expr_inner(checker *ck, ast *e)
             ERR(ck, e, "a regex may not contain a NUL byte (write \\x00)");
         break;
     case AST_SET: t = check_set(ck, e); break;
+    case AST_IP:
+        t = T_IP;
+        if (e->flags & AST_F_PREFIX) {
+            ERR(ck, e, "a prefix is not an address: test membership with `ip in [%.*s]`",
+                (int)e->len, ck->c->src->files[e->file].text + e->off);
+            t = T_ERROR;
+        }
+        break;
+    case AST_IPSET: t = T_IPSET; break;
+    case AST_NEG: {
+        ty a = check_expr(ck, e->a);
+        if (a != T_INT && a != T_ERROR) ERR(ck, e, "'-' needs an int, not %s", type_names[a]);
+        t = T_INT;
+        break;
+    }
     case AST_NAME: {
         sym *s = lookup(ck, e->str);
         if (!s) {
@@ -350,10 +551,12 @@ static ty check_expr_inner(checker *ck, ast *e)
             ERR(ck, e, "'%s' is a module: write %s.NAME", e->str, e->str);
             break;
         }
-        if (s->kind == SYM_FILTER) {
-            ERR(ck, e, "'%s' is a filter, not a value", e->str);
+        if (s->kind == SYM_FILTER || s->kind == SYM_FN) {
+            ERR(ck, e, "'%s' is a %s, not a value", e->str,
+                s->kind == SYM_FN ? "function: call it with ()" : "filter");
             break;
         }
+        s->used = 1;
         e->sym = s;
         t = s->type;
         if (s->kind == SYM_LOCAL) {
@@ -377,16 +580,52 @@ static ty check_expr_inner(checker *ck, ast *e)
 
 /* ---- statements ---- */
 
-/* Returns 1 when every path through the list ends in accept or reject. */
+/* Returns 1 when every path through the list ends the function: in
+ * accept, reject or pass in a filter, in return in a fn. */
 static int check_block(checker *ck, ast *block);
+
+/* The statement call `f(req)` or `mod.f(req)`: only filters are called
+ * for their effect. */
+static void check_filter_call(checker *ck, ast *call)
+{
+    int is_call;
+    sym *callee = resolve_callee(ck, call, &is_call);
+    if (!is_call) {
+        ERR(ck, call, "only a filter can be called as a statement");
+        return;
+    }
+    if (!callee) return;
+    if (callee->kind == SYM_FN) {
+        ERR(ck, call, "the value of '%s' is not used (a statement calls a filter; to use a "
+                      "function's value, write `let x = %s(...)` or test it in `if`)",
+            callee->name, callee->name);
+        return;
+    }
+    if (IS_FN(ck)) {
+        ERR(ck, call, "a function cannot call filter '%s': only filters decide verdicts",
+            callee->name);
+        return;
+    }
+    check_call_args(ck, call, callee);
+    call->sym = callee;
+    call->method = M_FUNC;
+    add_call(ck, callee, call);
+}
+
+static int is_main_filter(checker *ck)
+{
+    return ck->fn && ck->fn->kind == SYM_FILTER && ck->m == ck->c->main &&
+           strcmp(ck->fn->name, "main") == 0;
+}
 
 static int check_stmt(checker *ck, ast *s)
 {
     switch (s->kind) {
     case AST_LET: {
         ty t = check_expr(ck, s->a);
-        if (t == T_SET || t == T_REGEX) {
-            ERR(ck, s->a, "a %s can only be bound with `const`", type_names[t]);
+        if (t == T_SET || t == T_REGEX || t == T_IPSET) {
+            ERR(ck, s->a, "a%s %s can only be bound with `const`", t == T_IPSET ? "n" : "",
+                type_names[t]);
             t = T_ERROR;
         } else if (t == T_REQUEST) {
             ERR(ck, s->a, "a Request cannot be bound with `let`: use the parameter itself");
@@ -395,10 +634,37 @@ static int check_stmt(checker *ck, ast *s)
         sym *y = declare_local(ck, SYM_LOCAL, s, s->str);
         if (y) {
             y->type = t;
-            y->origin = s->a->origin;
-            y->oname = s->a->oname;
+            y->mut = (s->flags & AST_F_MUT) != 0;
+            /* A mutable local may come to hold anything: it is no longer
+             * known to be a request field. */
+            y->origin = y->mut ? ORIGIN_NONE : s->a->origin;
+            y->oname = y->mut ? NULL : s->a->oname;
             s->sym = y;
         }
+        return 0;
+    }
+    case AST_ASSIGN: {
+        ty t = check_expr(ck, s->a);
+        sym *y = lookup(ck, s->str);
+        if (!y) {
+            ERR(ck, s, "unknown name '%s'", s->str);
+            return 0;
+        }
+        if (y->kind != SYM_LOCAL || !y->mut) {
+            diag *d = ERR(ck, s, "cannot assign to '%s': it is not a `let mut` local", s->str);
+            if (y->decl && y->kind == SYM_LOCAL)
+                src_note(ck->c->src, d, y->decl->file, y->decl->off,
+                         "declared here; write `let mut %s` to change it", s->str);
+            return 0;
+        }
+        s->sym = y;
+        if (t == T_ERROR || y->type == T_ERROR) return 0;
+        if (s->ival && (y->type != T_INT || t != T_INT))
+            ERR(ck, s, "'%s' needs int operands, not %s and %s", s->ival == AST_ADD ? "+=" : "-=",
+                type_names[y->type], type_names[t]);
+        else if (t != y->type)
+            ERR(ck, s->a, "cannot assign %s to '%s', which is %s", type_names[t], s->str,
+                type_names[y->type]);
         return 0;
     }
     case AST_IF: {
@@ -412,75 +678,293 @@ static int check_stmt(checker *ck, ast *s)
     }
     case AST_ACCEPT:
     case AST_REJECT:
+        if (IS_FN(ck)) {
+            ERR(ck, s, "a function cannot %s: it returns a value, and a filter decides",
+                s->kind == AST_ACCEPT ? "accept" : "reject");
+            return 1;
+        }
         if (s->a && s->a->slen == 0)
             ERR(ck, s->a, "empty reason: write `%s` without one",
                 s->kind == AST_ACCEPT ? "accept" : "reject");
         return 1;
+    case AST_PASS:
+        if (IS_FN(ck))
+            ERR(ck, s, "a function cannot pass: it returns a value");
+        else if (is_main_filter(ck))
+            ERR(ck, s, "'main' must decide: `pass` is for filters that other filters call");
+        return 1;
+    case AST_RETURN: {
+        ty t = check_expr(ck, s->a);
+        if (!IS_FN(ck)) {
+            ERR(ck, s, "`return` is for functions; a filter ends with accept, reject or pass");
+            return 1;
+        }
+        if (t != T_ERROR && ck->fn->type != T_ERROR && t != ck->fn->type)
+            ERR(ck, s->a, "function '%s' returns %s, not %s", ck->fn->name,
+                type_names[ck->fn->type], type_names[t]);
+        return 1;
+    }
+    case AST_EXPRSTMT:
+        check_filter_call(ck, s->a);
+        return 0;
     default:
         ERR(ck, s, "unexpected statement");
         return 0;
     }
 }
 
+static void warn_unused(checker *ck, const scope *sc)
+{
+    for (const sym *y = sc->syms; y; y = y->next)
+        if (y->kind == SYM_LOCAL && !y->used && y->name[0] != '_')
+            src_warning(ck->c->src, y->decl->file, y->decl->off,
+                        "local '%s' is never read (prefix it with '_' to keep it)", y->name);
+}
+
 static int check_block(checker *ck, ast *block)
 {
     scope sc = {ck->sc, NULL};
     ck->sc = &sc;
-    int ends = 0;
+    int ends = 0, warned = 0;
     for (ast *s = block->a; s; s = s->next) {
-        if (ends) {
-            ERR(ck, s, "unreachable statement: every path before it has ended "
-                       "in accept or reject");
-            break;
+        if (ends && !warned) {
+            src_warning(ck->c->src, s->file, s->off,
+                        "unreachable statement: every path before it has ended the %s",
+                        IS_FN(ck) ? "function" : "filter");
+            warned = 1;
         }
-        ends = check_stmt(ck, s);
+        if (check_stmt(ck, s)) ends = 1;
     }
+    warn_unused(ck, &sc);
     ck->sc = sc.up;
     return ends;
 }
 
-static void check_filter(checker *ck, ast *f)
+/* The offset of the '}' closing `block`: that is where a path falls out. */
+static uint32_t block_end(checker *ck, const ast *block)
 {
-    scope sc = {NULL, NULL};
-    ck->sc = &sc;
-    int n = 0;
-    for (ast *p = f->a; p; p = p->next) {
-        n++;
-        if (strcmp(p->c->str, "Request") != 0)
-            ERR(ck, p->c, "a filter's parameter must have type Request, not '%s'", p->c->str);
-        sym *y = declare_local(ck, SYM_PARAM, p, p->str);
-        if (y) y->type = T_REQUEST;
-    }
-    if (n != 1) ERR(ck, f, "filter '%s' must take exactly one parameter (req: Request)", f->str);
-    if (!check_block(ck, f->b)) {
-        /* Point at the closing brace: that is where the path falls out. */
-        const src_file *sf = &ck->c->src->files[f->b->file];
-        uint32_t end = f->b->off;
-        int depth = 0;
-        for (uint32_t i = f->b->off; i < sf->len; i++) {
-            /* Good enough to find the matching brace: braces inside strings,
-             * regexes and comments are rare in real rules, and a wrong
-             * guess only moves the caret. */
-            if (sf->text[i] == '{') depth++;
-            else if (sf->text[i] == '}' && --depth == 0) {
-                end = i;
-                break;
-            }
+    const src_file *sf = &ck->c->src->files[block->file];
+    uint32_t end = block->off;
+    int depth = 0;
+    for (uint32_t i = block->off; i < sf->len; i++) {
+        /* Good enough to find the matching brace: braces inside strings,
+         * regexes and comments are rare in real rules, and a wrong guess
+         * only moves the caret. */
+        if (sf->text[i] == '{') depth++;
+        else if (sf->text[i] == '}' && --depth == 0) {
+            end = i;
+            break;
         }
-        src_error(ck->c->src, f->file, end,
-                  "filter '%s' can reach its end without accept or reject", f->str);
     }
-    ck->sc = NULL;
+    return end;
 }
 
-/* Declares a module's consts, filters and import aliases. */
+/* Resolves the parameter and return types of a fn or filter. */
+static void check_signature(checker *ck, sym *f)
+{
+    ast *d = f->decl;
+    int n = 0;
+    for (ast *p = d->a; p; p = p->next) {
+        n++;
+        p->type = type_from_name(p->c->str);
+        if (p->type == T_NONE) {
+            ERR(ck, p->c, "unknown type '%s' (types: bool, int, str, ip, Request)", p->c->str);
+            p->type = T_ERROR;
+        } else if (d->kind == AST_FILTER && p->type != T_REQUEST) {
+            ERR(ck, p->c, "a filter's parameter must have type Request, not '%s'", p->c->str);
+        }
+    }
+    if (d->kind == AST_FILTER) {
+        if (n != 1) ERR(ck, d, "filter '%s' must take exactly one parameter (req: Request)", d->str);
+        f->type = T_NONE;
+        return;
+    }
+    f->type = type_from_name(d->c->str);
+    if (f->type == T_NONE || f->type == T_REQUEST) {
+        ERR(ck, d->c, "a function returns bool, int, str or ip, not '%s'", d->c->str);
+        f->type = T_ERROR;
+    }
+}
+
+static void check_body(checker *ck, sym *f)
+{
+    ast *d = f->decl;
+    scope sc = {NULL, NULL};
+    ck->sc = &sc;
+    ck->fn = f;
+    for (ast *p = d->a; p; p = p->next) {
+        sym *y = declare_local(ck, SYM_PARAM, p, p->str);
+        if (y) {
+            y->type = p->type;
+            p->sym = y;
+        }
+    }
+    int ends = check_block(ck, d->b);
+    if (!ends && d->kind == AST_FN)
+        src_error(ck->c->src, d->file, block_end(ck, d->b),
+                  "function '%s' can reach its end without returning a value", d->str);
+    else if (!ends && is_main_filter(ck))
+        src_error(ck->c->src, d->file, block_end(ck, d->b),
+                  "filter '%s' can reach its end without accept or reject", d->str);
+    ck->sc = NULL;
+    ck->fn = NULL;
+}
+
+/* ---- tests ---- */
+
+static int valid_header_name(const char *s, uint32_t n)
+{
+    if (n == 0) return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(c > 0x20 && c < 0x7f && !strchr("\"(),/:;<=>?@[\\]{}", c))) return 0;
+    }
+    return 1;
+}
+
+static void check_test(checker *ck, ast *t)
+{
+    static const struct { const char *name; int nargs; } dirs[] = {
+        {"method", 1}, {"target", 1}, {"header", 2}, {"peer", 1}, {"trust", 1}};
+    int nexpect = 0;
+    for (ast *d = t->b; d; d = d->next) {
+        if (d->kind == AST_EXPECT) {
+            nexpect++;
+            sym *f = NULL;
+            if (!d->c) {
+                f = chk_lookup_global(ck->m, "main");
+                if (!f || f->kind != SYM_FILTER) {
+                    ERR(ck, d, "this file has no filter 'main': name the filter, as in "
+                               "`expect my_filter reject`");
+                    continue;
+                }
+            } else if (d->c->kind == AST_NAME) {
+                f = chk_lookup_global(ck->m, d->c->str);
+                if (!f || f->kind != SYM_FILTER) {
+                    ERR(ck, d->c, "'%s' is not a filter of this file", d->c->str);
+                    continue;
+                }
+            } else {
+                ast call = *d->c; /* resolve mod.f like a call */
+                call.kind = AST_CALL;
+                call.b = NULL;
+                int is_call;
+                f = resolve_callee(ck, &call, &is_call);
+                if (!is_call) ERR(ck, d->c, "'%s' is not an imported module", d->c->a->str);
+                if (!f) continue;
+                if (f->kind != SYM_FILTER) {
+                    ERR(ck, d->c, "'%s' is a function, not a filter", f->name);
+                    continue;
+                }
+            }
+            f->used = 1;
+            d->sym = f;
+            continue;
+        }
+        size_t i;
+        for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+            if (strcmp(d->str, dirs[i].name) == 0) break;
+        if (i == sizeof dirs / sizeof dirs[0]) {
+            ERR(ck, d, "unknown test directive '%s' (method, target, header, peer, trust, "
+                       "expect)", d->str);
+            continue;
+        }
+        if ((d->b != NULL) != (dirs[i].nargs == 2)) {
+            ERR(ck, d, "'%s' takes %s", d->str,
+                dirs[i].nargs == 2 ? "a name and a value: header \"Name\" \"value\""
+                                   : "one string");
+            continue;
+        }
+        if (strcmp(d->str, "header") == 0 && !valid_header_name(d->a->str, d->a->slen))
+            ERR(ck, d->a, "not a valid header name (RFC 9110 token)");
+        if (strcmp(d->str, "target") == 0 && (d->a->slen == 0 || d->a->str[0] != '/'))
+            ERR(ck, d->a, "the target must start with '/' (origin form, RFC 9112 section 3.2.1)");
+        if (strcmp(d->str, "method") == 0 && !valid_header_name(d->a->str, d->a->slen))
+            ERR(ck, d->a, "not a valid method (RFC 9110 token)");
+        if (strcmp(d->str, "trust") == 0) {
+            vm_iprange r;
+            if (!vm_iprange_parse(d->a->str, d->a->slen, &r))
+                ERR(ck, d->a, "not an IP address or prefix");
+        }
+    }
+    if (!nexpect) ERR(ck, t, "this test expects nothing: add `expect accept`, `expect reject "
+                             "\"reason\"` or `expect FILTER pass`");
+}
+
+/* ---- the call graph ---- */
+
+/* Reports every cycle of calls once, with the chain, by an iterative
+ * depth-first search (a program may chain many functions). */
+static void check_recursion(checker *ck)
+{
+    typedef struct frame { sym *f; call_edge *next; ast *site; } frame;
+    size_t cap = 64, n = 0;
+    frame *st = malloc(cap * sizeof *st);
+    if (!st) {
+        src_error(ck->c->src, UINT32_MAX, 0, "out of memory");
+        return;
+    }
+    for (module *m = ck->c->modules; m; m = m->next)
+        for (uint32_t g = 0; g < m->nglobals; g++) {
+            sym *root = m->global_vec[g];
+            if ((root->kind != SYM_FN && root->kind != SYM_FILTER) || root->color) continue;
+            root->color = 1;
+            st[n++] = (frame){root, root->calls, NULL};
+            while (n) {
+                frame *top = &st[n - 1];
+                call_edge *e = top->next;
+                if (!e) {
+                    top->f->color = 2;
+                    n--;
+                    continue;
+                }
+                top->next = e->next;
+                if (e->callee->color == 1) {
+                    /* The chain runs from the callee's frame to here. */
+                    size_t k = n;
+                    while (k > 0 && st[k - 1].f != e->callee) k--;
+                    char chain[512];
+                    size_t o = 0;
+                    for (size_t j = k - 1; j < n && o < sizeof chain; j++)
+                        o += (size_t)snprintf(chain + o, sizeof chain - o, "%s -> ", st[j].f->name);
+                    if (o < sizeof chain)
+                        snprintf(chain + o, sizeof chain - o, "%s", e->callee->name);
+                    diag *d = ERR(ck, e->site, "recursive call: %s (recursion is not allowed, so "
+                                               "that every classification is bounded)", chain);
+                    for (size_t j = k; j < n; j++)
+                        if (st[j].site)
+                            src_note(ck->c->src, d, st[j].site->file, st[j].site->off,
+                                     "'%s' calls '%s' here", st[j - 1].f->name, st[j].f->name);
+                    continue;
+                }
+                if (e->callee->color == 2) continue;
+                if (n == cap) {
+                    frame *ns = realloc(st, cap * 2 * sizeof *st);
+                    if (!ns) {
+                        free(st);
+                        src_error(ck->c->src, UINT32_MAX, 0, "out of memory");
+                        return;
+                    }
+                    st = ns;
+                    cap *= 2;
+                }
+                e->callee->color = 1;
+                st[n++] = (frame){e->callee, e->callee->calls, e->site};
+            }
+        }
+    free(st);
+}
+
+/* Declares a module's consts, filters, functions and import aliases. */
 static void declare_globals(checker *ck, module *m)
 {
     ck->m = m;
     for (ast *it = m->items; it; it = it->next) {
+        if (it->kind == AST_TEST) continue;
         const char *name = it->kind == AST_IMPORT ? it->c->str : it->str;
         sym_kind k = it->kind == AST_IMPORT ? SYM_IMPORT
-                     : it->kind == AST_CONST ? SYM_CONST : SYM_FILTER;
+                     : it->kind == AST_CONST ? SYM_CONST
+                     : it->kind == AST_FN ? SYM_FN : SYM_FILTER;
         sym *prev = chk_lookup_global(m, name);
         if (prev) {
             redefined(ck, it->kind == AST_IMPORT ? it->c : it, name, prev);
@@ -507,7 +991,8 @@ static void check_consts(checker *ck, module *m)
         if (it->kind != AST_CONST) continue;
         ast *v = it->a;
         if (v->kind != AST_STR && v->kind != AST_INT && v->kind != AST_BOOL &&
-            v->kind != AST_SET && v->kind != AST_REGEX) {
+            v->kind != AST_SET && v->kind != AST_REGEX && v->kind != AST_IP &&
+            v->kind != AST_IPSET) {
             ERR(ck, v, "a constant's value must be a literal");
             if (it->sym) ((sym *)it->sym)->type = T_ERROR; /* no knock-on errors */
             continue;
@@ -517,11 +1002,30 @@ static void check_consts(checker *ck, module *m)
     }
 }
 
-static void check_filters(checker *ck, module *m)
+static void check_signatures(checker *ck, module *m)
 {
     ck->m = m;
     for (ast *it = m->items; it; it = it->next)
-        if (it->kind == AST_FILTER) check_filter(ck, it);
+        if ((it->kind == AST_FILTER || it->kind == AST_FN) && it->sym) check_signature(ck, it->sym);
+}
+
+static void check_bodies(checker *ck, module *m)
+{
+    ck->m = m;
+    for (ast *it = m->items; it; it = it->next) {
+        if ((it->kind == AST_FILTER || it->kind == AST_FN) && it->sym) check_body(ck, it->sym);
+        if (it->kind == AST_TEST) check_test(ck, it);
+    }
+}
+
+static void warn_unused_imports(checker *ck, module *m)
+{
+    for (uint32_t g = 0; g < m->nglobals; g++) {
+        sym *s = m->global_vec[g];
+        if (s->kind == SYM_IMPORT && !s->used)
+            src_warning(ck->c->src, s->decl->file, s->decl->off, "import '%s' is never used",
+                        s->name);
+    }
 }
 
 int chk_program(compilation *c)
@@ -529,11 +1033,15 @@ int chk_program(compilation *c)
     checker ck = {.c = c};
     unsigned before = c->src->nerrors;
     for (module *m = c->modules; m; m = m->next) declare_globals(&ck, m);
-    /* Constants first, everywhere, so that filters see their types. */
+    /* Constants and signatures first, everywhere, so that bodies see
+     * their types wherever they are declared. */
     for (module *m = c->modules; m; m = m->next) check_consts(&ck, m);
-    for (module *m = c->modules; m; m = m->next) check_filters(&ck, m);
+    for (module *m = c->modules; m; m = m->next) check_signatures(&ck, m);
+    for (module *m = c->modules; m; m = m->next) check_bodies(&ck, m);
+    for (module *m = c->modules; m; m = m->next) warn_unused_imports(&ck, m);
+    check_recursion(&ck);
     sym *main = chk_lookup_global(c->main, "main");
-    if (!main || main->kind != SYM_FILTER)
+    if ((!main || main->kind != SYM_FILTER) && !c->testing)
         src_error(c->src, c->main->file, 0, "no filter named 'main' in %s "
                   "(the entry point is `filter main(req: Request) { ... }`)",
                   c->src->files[c->main->file].path);

@@ -20,14 +20,23 @@
  *                   and \B next to a non-word one: both mean "no word
  *                   character [A-Za-z0-9_] on this side"
  *
- * Registers are never reused: a register has one type for the whole
- * function, as the verifier requires, and filters are small.
+ * Registers: a register has one type for the whole function, as the
+ * verifier requires; temporaries are reused by type once their statement
+ * is done. A fn's parameters are its registers 0..n-1 (Request
+ * parameters take none: there is one request).
+ *
+ * Functions: `main` is function 0; every fn and filter it calls (and, for
+ * classifyc --test, every filter a test names) gets the next index when
+ * first called, and is generated from a work queue, so only what is
+ * reachable is emitted.
  */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "compile.h"
+#include "ipaddr.h"
 #include "program.h"
 #include "strmap.h"
 
@@ -61,6 +70,19 @@ typedef struct cg {
     const ast **pattern_node; /* the literal each pattern came from */
     test_key *tests;
     uint32_t ntests, captests;
+    /* IP sets and captures. */
+    vm_iprange *ranges;
+    uint32_t nranges, capranges;
+    vm_ipset *ipsets;
+    uint32_t nipsets, capipsets;
+    const ast **ipset_node;
+    uint32_t capipnode;
+    vm_capt *capts;
+    uint32_t ncapts, capcapts;
+    /* Functions still to generate, in index order. */
+    sym **queue;
+    uint32_t nqueue, capqueue;
+    const sym *cur_fn; /* the one being generated */
     /* The function being built. */
     vm_insn *code;
     vm_pos *pos;
@@ -73,8 +95,8 @@ typedef struct cg {
      * is by type. */
     uint32_t *temps;
     uint32_t ntemps, captemps;
-    uint32_t *freeregs[4];
-    uint32_t nfree[4], capfree[4];
+    uint32_t *freeregs[VM_T_MAX + 1];
+    uint32_t nfree[VM_T_MAX + 1], capfree[VM_T_MAX + 1];
     const ast *at; /* node whose position new instructions get */
     int regs_reported, patterns_reported;
     uint32_t pos_file, pos_file_k; /* file of the last position, its constant */
@@ -181,7 +203,8 @@ static int new_reg_raw(cg *g, vm_type t)
     if (g->nregs >= max) {
         if (!g->regs_reported) {
             src_error(g->c->src, g->at->file, g->at->off,
-                      "the filter needs more than %u registers (classifyc --max-registers)", max);
+                      "'%s' needs more than %u registers (classifyc --max-registers)",
+                      g->cur_fn ? g->cur_fn->name : "?", max);
             g->regs_reported = 1;
         }
         return 0;
@@ -332,6 +355,96 @@ static uint32_t test_for(cg *g, uint32_t subject, int method, const ast *lit)
     return test;
 }
 
+/* The function index of `f`, queueing it for generation on first use. */
+static uint32_t func_index(cg *g, sym *f)
+{
+    if (f->func >= 0) return (uint32_t)f->func;
+    if (GROW(g, g->queue, g->capqueue, g->nqueue + 1)) return 0;
+    f->func = (int)g->nqueue;
+    g->queue[g->nqueue++] = f;
+    return (uint32_t)f->func;
+}
+
+static vm_type vm_type_of(ty t)
+{
+    switch (t) {
+    case T_BOOL: return VM_T_BOOL;
+    case T_INT: return VM_T_INT;
+    case T_IP: return VM_T_IP;
+    default: return VM_T_STR;
+    }
+}
+
+/* The IP set of an IPSET literal: its ranges sorted and merged. */
+static uint32_t ipset_for(cg *g, const ast *lit)
+{
+    for (uint32_t i = 0; i < g->nipsets; i++)
+        if (g->ipset_node[i] == lit) return i;
+    uint32_t first = g->nranges, n = 0;
+    for (const ast *el = lit->a; el; el = el->next) {
+        if (GROW(g, g->ranges, g->capranges, g->nranges + 1)) return 0;
+        memcpy(g->ranges[g->nranges].lo, el->str, 16);
+        memcpy(g->ranges[g->nranges].hi, el->str + 16, 16);
+        g->nranges++;
+        n++;
+    }
+    n = (uint32_t)vm_iprange_normalize(g->ranges + first, n);
+    g->nranges = first + n;
+    if (GROW(g, g->ipsets, g->capipsets, g->nipsets + 1)) return 0;
+    if (GROW(g, g->ipset_node, g->capipnode, g->nipsets + 1)) return 0;
+    g->ipsets[g->nipsets] = (vm_ipset){first, n};
+    g->ipset_node[g->nipsets] = lit;
+    return g->nipsets++;
+}
+
+static uint32_t hs_flags_of(const ast *re)
+{
+    return (re->flags & AST_F_CASELESS ? HS_FLAG_CASELESS : 0) |
+           (re->flags & AST_F_DOTALL ? HS_FLAG_DOTALL : 0) |
+           (re->flags & AST_F_MULTILINE ? HS_FLAG_MULTILINE : 0);
+}
+
+/* A capture of `re`'s group `grp` proven by test t of subject s. The
+ * regex is compiled with PCRE2 here too, so that a regex PCRE2 refuses,
+ * or a group it does not have, is a compile error, and named groups
+ * become numbers. Returns the capture index, or -1 (reported). */
+static long capture_for(cg *g, uint32_t s, uint32_t t, const ast *re, const ast *grp)
+{
+    vm_capture *pc;
+    char msg[256];
+    clf_status st = vm_capture_new(re->str, re->slen, hs_flags_of(re), NULL, &pc, msg, sizeof msg);
+    if (st) {
+        if (st == CLF_E_NOMEM) g->failed = 1;
+        else src_error(g->c->src, re->file, re->off, "PCRE2 cannot compile this regex for "
+                       "capture: %s", msg);
+        return -1;
+    }
+    long group;
+    if (grp->kind == AST_INT) {
+        group = (long)grp->ival;
+        if ((uint32_t)group > vm_capture_ngroups(pc)) {
+            src_error(g->c->src, grp->file, grp->off, "the regex has %u capture group%s, not %ld",
+                      vm_capture_ngroups(pc), vm_capture_ngroups(pc) == 1 ? "" : "s", group);
+            group = -1;
+        }
+    } else {
+        group = vm_capture_group_number(pc, grp->str, grp->slen);
+        if (group < 0)
+            src_error(g->c->src, grp->file, grp->off, "the regex has no group named \"%.*s\"",
+                      (int)grp->slen, grp->str);
+    }
+    vm_capture_free(pc);
+    if (group < 0) return -1;
+    uint32_t expr = k_str(g, re->str, re->slen);
+    for (uint32_t i = 0; i < g->ncapts; i++)
+        if (g->capts[i].subject == s && g->capts[i].test == t && g->capts[i].expr == expr &&
+            g->capts[i].group == (uint32_t)group)
+            return i;
+    if (GROW(g, g->capts, g->capcapts, g->ncapts + 1)) return -1;
+    g->capts[g->ncapts] = (vm_capt){s, t, hs_flags_of(re), expr, (uint32_t)group, NULL};
+    return g->ncapts++;
+}
+
 /* ---- expressions ---- */
 
 static int gen_expr(cg *g, ast *e);
@@ -356,6 +469,10 @@ static int gen_literal(cg *g, ast *lit)
             emit_bx(g, OP_LOADKI, (uint32_t)r, k_int(g, lit->ival));
         return r;
     case AST_BOOL: return load_bool(g, (int)lit->ival);
+    case AST_IP:
+        r = new_reg(g, VM_T_IP);
+        emit_bx(g, OP_LOADIP, (uint32_t)r, k_str(g, lit->str, 16));
+        return r;
     default: /* AST_STR */
         r = new_reg(g, VM_T_STR);
         emit_bx(g, OP_LOADK, (uint32_t)r, k_str(g, lit->str, lit->slen));
@@ -412,11 +529,89 @@ static int gen_string_test(cg *g, ast *call, ast *recv, int method, ast *arg)
     return r;
 }
 
+/* Emits `op A, B, C` into a new register of type t; B and C are
+ * registers generated from the given nodes (c may be NULL). */
+static int gen_unop(cg *g, ast *at, vm_opcode op, vm_type t, ast *b)
+{
+    int rb = gen_expr(g, b);
+    int r = new_reg(g, t);
+    g->at = at;
+    emit(g, op, (uint32_t)r, (uint32_t)rb, 0);
+    return r;
+}
+
+static int gen_binop(cg *g, ast *at, vm_opcode op, vm_type t, ast *b, ast *c)
+{
+    int rb = gen_expr(g, b), rc = gen_expr(g, c);
+    int r = new_reg(g, t);
+    g->at = at;
+    emit(g, op, (uint32_t)r, (uint32_t)rb, (uint32_t)rc);
+    return r;
+}
+
+/* s.capture(re, group): a Hyperscan test proves the match, then PCRE2
+ * extracts the group (OP_CAPTURE checks the test's bit). */
+static int gen_capture(cg *g, ast *e)
+{
+    ast *recv = e->a, *re = chk_literal(e->b), *grp = chk_literal(e->b->next);
+    uint32_t s, t;
+    int v, proof = new_reg(g, VM_T_BOOL);
+    if (recv->origin != ORIGIN_NONE) {
+        s = subject_for(g, recv->origin, recv->oname);
+        t = test_for(g, s, M_MATCHES, re);
+        g->at = e;
+        emit(g, OP_SCANF, (uint32_t)proof, s, t);
+        v = gen_expr(g, recv);
+    } else {
+        v = gen_expr(g, recv);
+        s = subject_for(g, ORIGIN_NONE, NULL);
+        t = test_for(g, s, M_MATCHES, re);
+        g->at = e;
+        emit(g, OP_SCAND, (uint32_t)proof, s, (uint32_t)v);
+    }
+    long k = capture_for(g, s, t, re, grp);
+    int r = new_reg(g, VM_T_STR);
+    g->at = e;
+    emit(g, OP_CAPTURE, (uint32_t)r, k < 0 ? 0 : (uint32_t)k, (uint32_t)v);
+    return r;
+}
+
+/* A call of fn `e->sym`: the arguments go to a fresh window of
+ * consecutive registers, which the callee sees as its 0..n-1. */
+static int gen_fn_call(cg *g, ast *e)
+{
+    sym *f = e->sym;
+    uint32_t idx = func_index(g, f);
+    int nregp = 0;
+    for (ast *p = f->decl->a; p; p = p->next)
+        if (p->type != T_REQUEST) nregp++;
+    int vals[256];
+    int base = 0, i = 0;
+    ast *p = f->decl->a;
+    for (ast *a = e->b; a && p; a = a->next, p = p->next) {
+        if (p->type == T_REQUEST) continue;
+        if (i < 256) vals[i++] = gen_expr(g, a);
+    }
+    for (int k = 0; k < nregp && k < 256; k++) {
+        int w = new_reg_raw(g, (vm_type)g->regtypes[vals[k]]);
+        if (k == 0) base = w;
+        g->at = e;
+        static const vm_opcode movs[] = {[VM_T_BOOL] = OP_MOVB, [VM_T_INT] = OP_MOVI,
+                                         [VM_T_STR] = OP_MOVS, [VM_T_IP] = OP_MOVP};
+        emit(g, movs[g->regtypes[vals[k]]], (uint32_t)w, (uint32_t)vals[k], 0);
+    }
+    int r = new_reg(g, vm_type_of(f->type));
+    g->at = e;
+    emit(g, OP_CALL, (uint32_t)r, idx, (uint32_t)base);
+    return r;
+}
+
 static int gen_call(cg *g, ast *e)
 {
-    int r, a;
+    int r;
     g->at = e;
     switch (e->method) {
+    case M_FUNC: return gen_fn_call(g, e);
     case M_HEADER:
         r = new_reg(g, VM_T_STR);
         emit(g, OP_HEADER, (uint32_t)r, header_slot(g, e->oname), 0);
@@ -425,18 +620,31 @@ static int gen_call(cg *g, ast *e)
         r = new_reg(g, VM_T_BOOL);
         emit(g, OP_HASHDR, (uint32_t)r, header_slot(g, e->oname), 0);
         return r;
-    case M_LEN:
-        a = gen_expr(g, e->a);
-        r = new_reg(g, VM_T_INT);
-        g->at = e;
-        emit(g, OP_SLEN, (uint32_t)r, (uint32_t)a, 0);
-        return r;
-    case M_LOWER:
-        a = gen_expr(g, e->a);
+    case M_COOKIE: {
+        uint32_t slot = header_slot(g, "cookie");
+        int name = gen_expr(g, e->b);
         r = new_reg(g, VM_T_STR);
         g->at = e;
-        emit(g, OP_SLOWER, (uint32_t)r, (uint32_t)a, 0);
+        emit(g, OP_COOKIE, (uint32_t)r, slot, (uint32_t)name);
         return r;
+    }
+    case M_QUERY_PARAM: return gen_unop(g, e, OP_QPARAM, VM_T_STR, e->b);
+    case M_LEN: return gen_unop(g, e, OP_SLEN, VM_T_INT, e->a);
+    case M_LOWER: return gen_unop(g, e, OP_SLOWER, VM_T_STR, e->a);
+    case M_TRIM: return gen_unop(g, e, OP_STRIM, VM_T_STR, e->a);
+    case M_TO_INT: return gen_unop(g, e, OP_TOINT, VM_T_INT, e->a);
+    case M_TO_IP: return gen_unop(g, e, OP_TOIP, VM_T_IP, e->a);
+    case M_VALID: return gen_unop(g, e, OP_IPVALID, VM_T_BOOL, e->a);
+    case M_INDEX_OF: return gen_binop(g, e, OP_SINDEX, VM_T_INT, e->a, e->b);
+    case M_SUBSTR: {
+        int dropped = gen_binop(g, e, OP_SDROP, VM_T_STR, e->a, e->b);
+        int n = gen_expr(g, e->b->next);
+        r = new_reg(g, VM_T_STR);
+        g->at = e;
+        emit(g, OP_STAKE, (uint32_t)r, (uint32_t)dropped, (uint32_t)n);
+        return r;
+    }
+    case M_CAPTURE: return gen_capture(g, e);
     default:
         return gen_string_test(g, e, e->a, e->method, e->b);
     }
@@ -444,6 +652,13 @@ static int gen_call(cg *g, ast *e)
 
 static int gen_compare(cg *g, ast *e)
 {
+    if (e->kind == AST_IN && e->a->type == T_IP) {
+        int a = gen_expr(g, e->a);
+        int r = new_reg(g, VM_T_BOOL);
+        g->at = e;
+        emit(g, OP_IPIN, (uint32_t)r, (uint32_t)a, ipset_for(g, chk_literal(e->b)));
+        return r;
+    }
     if (e->kind == AST_IN) return gen_string_test(g, e, e->a, M_EQUALS, e->b);
     ast *x = e->a, *y = e->b;
     if (e->kind == AST_GT || e->kind == AST_GE) { /* a > b  is  b < a */
@@ -458,7 +673,8 @@ static int gen_compare(cg *g, ast *e)
     case AST_LT: case AST_GT: op = OP_ILT; break;
     case AST_LE: case AST_GE: op = OP_ILE; break;
     default:
-        op = e->a->type == T_STR ? OP_SEQ : e->a->type == T_INT ? OP_IEQ : OP_BEQ;
+        op = e->a->type == T_STR ? OP_SEQ : e->a->type == T_INT ? OP_IEQ
+             : e->a->type == T_IP ? OP_PEQ : OP_BEQ;
         break;
     }
     emit(g, op, (uint32_t)r, (uint32_t)a, (uint32_t)b);
@@ -470,12 +686,25 @@ static int gen_expr(cg *g, ast *e)
 {
     g->at = e;
     switch (e->kind) {
-    case AST_INT: case AST_BOOL: case AST_STR: return gen_literal(g, e);
+    case AST_INT: case AST_BOOL: case AST_STR: case AST_IP: return gen_literal(g, e);
+    case AST_NEG: return gen_unop(g, e, OP_INEG, VM_T_INT, e->a);
+    case AST_ADD: return gen_binop(g, e, OP_IADD, VM_T_INT, e->a, e->b);
+    case AST_SUB: return gen_binop(g, e, OP_ISUB, VM_T_INT, e->a, e->b);
+    case AST_MUL: return gen_binop(g, e, OP_IMUL, VM_T_INT, e->a, e->b);
+    case AST_DIV: return gen_binop(g, e, OP_IDIV, VM_T_INT, e->a, e->b);
+    case AST_MOD: return gen_binop(g, e, OP_IMOD, VM_T_INT, e->a, e->b);
     case AST_NAME:
     case AST_MEMBER: {
         sym *s = e->sym;
-        if (s && s->kind == SYM_LOCAL) return s->reg;
+        if (s && (s->kind == SYM_LOCAL || s->kind == SYM_PARAM)) return s->reg;
         if (s && s->kind == SYM_CONST) return gen_literal(g, s->decl->a);
+        if (e->type == T_IP) { /* req.client_ip */
+            uint32_t xff = header_slot(g, "x-forwarded-for"), xrip = header_slot(g, "x-real-ip");
+            int r = new_reg(g, VM_T_IP);
+            g->at = e;
+            emit(g, OP_CLIENTIP, (uint32_t)r, xff, xrip);
+            return r;
+        }
         /* req.method, req.path, req.query */
         int r = new_reg(g, VM_T_STR);
         emit(g, OP_FIELD, (uint32_t)r, (uint32_t)(e->origin - ORIGIN_METHOD), 0);
@@ -545,18 +774,46 @@ static void gen_jump(cg *g, ast *e, int when, jlist *l)
 
 static int gen_block(cg *g, ast *block);
 
-/* Returns 1 when the statement always ends the filter. */
+static const vm_opcode mov_ops[VM_T_MAX + 1] = {
+    [VM_T_BOOL] = OP_MOVB, [VM_T_INT] = OP_MOVI, [VM_T_STR] = OP_MOVS, [VM_T_IP] = OP_MOVP};
+
+/* Returns 1 when the statement always ends the function. */
 static int gen_stmt(cg *g, ast *s)
 {
     switch (s->kind) {
     case AST_LET: {
         uint32_t mark = g->ntemps;
+        sym *y = s->sym;
         int r = gen_expr(g, s->a);
-        /* The local keeps its register (immutable, so a local bound to
-         * another local may share it); the rest of the expression's
-         * registers are free again. */
+        const sym *src = s->a->kind == AST_NAME ? s->a->sym : NULL;
+        if ((s->flags & AST_F_MUT) || (src && src->kind == SYM_LOCAL && src->mut)) {
+            /* A register another name may change, or that this name will
+             * change, is not shared: copy. */
+            int d = new_reg_raw(g, (vm_type)g->regtypes[r]);
+            g->at = s;
+            emit(g, mov_ops[g->regtypes[r]], (uint32_t)d, (uint32_t)r, 0);
+            r = d;
+        }
+        /* The local keeps its register (an immutable local bound to
+         * another may share it); the rest of the expression's registers
+         * are free again. */
         release_temps(g, mark, r);
-        ((sym *)s->sym)->reg = r;
+        y->reg = r;
+        return 0;
+    }
+    case AST_ASSIGN: {
+        uint32_t mark = g->ntemps;
+        sym *y = s->sym;
+        int r = gen_expr(g, s->a);
+        g->at = s;
+        if (s->ival) { /* += and -= */
+            int t = new_reg(g, VM_T_INT);
+            emit(g, s->ival == AST_ADD ? OP_IADD : OP_ISUB, (uint32_t)t, (uint32_t)y->reg,
+                 (uint32_t)r);
+            r = t;
+        }
+        emit(g, mov_ops[g->regtypes[y->reg]], (uint32_t)y->reg, (uint32_t)r, 0);
+        release_temps(g, mark, -1);
         return 0;
     }
     case AST_ACCEPT:
@@ -565,6 +822,24 @@ static int gen_stmt(cg *g, ast *s)
         emit_bx(g, s->kind == AST_ACCEPT ? OP_ACCEPT : OP_REJECT, 0,
                 s->a ? k_str(g, s->a->str, s->a->slen) : VM_NO_REASON);
         return 1;
+    case AST_PASS:
+        g->at = s;
+        emit(g, OP_PASS, 0, 0, 0);
+        return 1;
+    case AST_RETURN: {
+        uint32_t mark = g->ntemps;
+        int r = gen_expr(g, s->a);
+        g->at = s;
+        emit(g, OP_RET, (uint32_t)r, 0, 0);
+        release_temps(g, mark, -1);
+        return 1;
+    }
+    case AST_EXPRSTMT: {
+        uint32_t f = func_index(g, s->a->sym);
+        g->at = s;
+        emit(g, OP_CALLF, 0, f, 0);
+        return 0;
+    }
     case AST_IF: {
         jlist els = {0}, end = {0};
         uint32_t mark = g->ntemps;
@@ -595,28 +870,110 @@ static int gen_block(cg *g, ast *block)
     return ends;
 }
 
-static void gen_filter(cg *g, ast *f)
+/* Appends a finished function (which owns the code being built). */
+static void add_function(cg *g, const vm_func *fn)
 {
+    vm_func *fs = realloc(g->funcs, (g->nfuncs + 1) * sizeof *fs);
+    if (!fs) {
+        g->failed = 1;
+        free(fn->code);
+        free(fn->pos);
+        free(fn->regtypes);
+        return;
+    }
+    g->funcs = fs;
+    g->funcs[g->nfuncs++] = *fn;
+}
+
+/* Generates one fn or filter. */
+static void gen_function(cg *g, sym *f)
+{
+    ast *d = f->decl;
     g->code = NULL;
     g->pos = NULL;
     g->ninsns = g->capinsns = g->cappos = 0;
     g->regtypes = NULL;
     g->nregs = g->capregs = 0;
     g->ntemps = 0;
-    for (int t = 0; t < 4; t++) g->nfree[t] = 0;
-    g->at = f;
-    gen_block(g, f->b);
-    vm_func fn = {k_str(g, f->str, f->slen), g->nregs, g->ninsns, g->code, g->regtypes, g->pos};
-    vm_func *fs = realloc(g->funcs, (g->nfuncs + 1) * sizeof *fs);
-    if (!fs) {
-        g->failed = 1;
-        free(g->code);
-        free(g->pos);
-        free(g->regtypes);
-        return;
+    for (int t = 0; t <= VM_T_MAX; t++) g->nfree[t] = 0;
+    g->at = d;
+    g->cur_fn = f;
+    uint32_t nparams = 0;
+    for (ast *p = d->a; p; p = p->next) {
+        sym *y = p->sym;
+        if (!y || p->type == T_REQUEST) continue;
+        y->reg = new_reg_raw(g, vm_type_of(p->type));
+        nparams++;
     }
-    g->funcs = fs;
-    g->funcs[g->nfuncs++] = fn;
+    if (!gen_block(g, d->b)) {
+        /* Only a filter other than main gets here (the checker saw to
+         * it): reaching its end means it passes. */
+        g->at = d;
+        emit(g, d->kind == AST_FN ? OP_RET : OP_PASS, 0, 0, 0);
+    }
+    vm_func fn = {k_str(g, d->str, d->slen),
+                  d->kind == AST_FN ? VM_FUNC_FN : VM_FUNC_FILTER,
+                  (uint8_t)(nparams > 255 ? 255 : nparams),
+                  d->kind == AST_FN ? (uint8_t)vm_type_of(f->type) : 0,
+                  g->nregs, g->ninsns, g->code, g->regtypes, g->pos};
+    if (nparams > 255)
+        src_error(g->c->src, d->file, d->off, "'%s' has more than 255 parameters", d->str);
+    add_function(g, &fn);
+}
+
+/* The stub entry of a test-only program of a file without `main`. */
+static void gen_stub_entry(cg *g, ast *at)
+{
+    g->code = NULL;
+    g->pos = NULL;
+    g->ninsns = g->capinsns = g->cappos = 0;
+    g->regtypes = NULL;
+    g->nregs = g->capregs = 0;
+    g->at = at;
+    emit_bx(g, OP_ACCEPT, 0, VM_NO_REASON);
+    vm_func fn = {k_str(g, "(tests)", 7), VM_FUNC_FILTER, 0, 0, 0, g->ninsns, g->code, NULL, g->pos};
+    add_function(g, &fn);
+}
+
+/* Collects the main file's tests, queueing the filters they name. */
+static int collect_tests(cg *g, cg_tests *out)
+{
+    uint32_t n = 0;
+    for (ast *it = g->c->main->items; it; it = it->next)
+        if (it->kind == AST_TEST) n++;
+    out->tests = n ? calloc(n, sizeof *out->tests) : NULL;
+    if (n && !out->tests) return -1;
+    for (ast *it = g->c->main->items; it; it = it->next) {
+        if (it->kind != AST_TEST) continue;
+        cg_test *t = &out->tests[out->ntests++];
+        t->node = it;
+        uint32_t ne = 0;
+        for (ast *d = it->b; d; d = d->next)
+            if (d->kind == AST_EXPECT) ne++;
+        t->expects = ne ? calloc(ne, sizeof *t->expects) : NULL;
+        if (ne && !t->expects) return -1;
+        for (ast *d = it->b; d; d = d->next) {
+            if (d->kind != AST_EXPECT) continue;
+            sym *f = d->sym;
+            cg_test_expect *x = &t->expects[t->nexpects++];
+            x->verdict = (int)d->ival;
+            x->reason = d->a ? d->a->str : NULL;
+            x->reason_len = d->a ? d->a->slen : 0;
+            x->func = func_index(g, f);
+            x->filter = f->name;
+            x->node = d;
+        }
+    }
+    return 0;
+}
+
+void cg_tests_free(cg_tests *t)
+{
+    if (!t) return;
+    for (uint32_t i = 0; i < t->ntests; i++) free(t->tests[i].expects);
+    free(t->tests);
+    t->tests = NULL;
+    t->ntests = 0;
 }
 
 /* Reports a Hyperscan compile error at the literal it came from. The
@@ -654,17 +1011,21 @@ static void free_program(clf_program *p)
     for (uint32_t i = 0; i < p->nsubjects; i++) hs_free_database(p->subjects[i].db);
 }
 
-int cg_program(compilation *c, uint8_t **out, size_t *outlen)
+int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
 {
     cg g = {.c = c, .pos_file = UINT32_MAX};
     int rc = -1;
     *out = NULL;
-    /* `main` first, so it is function 0; then the main file's other
-     * filters in source order. */
+    /* `main` first, so it is function 0 (or a stub, for the tests of a
+     * file without one); then what it calls, and what the tests name. */
     sym *main = chk_lookup_global(c->main, "main");
-    gen_filter(&g, main->decl);
-    for (ast *it = c->main->items; it; it = it->next)
-        if (it->kind == AST_FILTER && it != main->decl) gen_filter(&g, it);
+    if (main && main->kind == SYM_FILTER) func_index(&g, main);
+    else {
+        ast at = {.file = c->main->file};
+        gen_stub_entry(&g, &at);
+    }
+    if (tests && collect_tests(&g, tests)) g.failed = 1;
+    for (uint32_t q = 0; q < g.nqueue && !g.failed; q++) gen_function(&g, g.queue[q]);
 
     clf_program p = {0};
     p.consts = g.consts;
@@ -677,6 +1038,12 @@ int cg_program(compilation *c, uint8_t **out, size_t *outlen)
     p.nsubjects = g.nsubjects;
     p.patterns = g.patterns;
     p.npatterns = g.npatterns;
+    p.ranges = g.ranges;
+    p.nranges = g.nranges;
+    p.ipsets = g.ipsets;
+    p.nipsets = g.nipsets;
+    p.capts = g.capts;
+    p.ncapts = g.ncapts;
     if (g.failed || c->ar->failed) {
         src_error(c->src, UINT32_MAX, 0, "out of memory");
         goto done;
@@ -709,7 +1076,12 @@ done:
     free(g.pattern_node);
     free(g.tests);
     free(g.temps);
-    for (int t = 0; t < 4; t++) free(g.freeregs[t]);
+    free(g.ranges);
+    free(g.ipsets);
+    free(g.ipset_node);
+    free(g.capts);
+    free(g.queue);
+    for (int t = 0; t <= VM_T_MAX; t++) free(g.freeregs[t]);
     strmap_free(&g.kstr);
     return rc;
 }

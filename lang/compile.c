@@ -16,14 +16,15 @@ void cc_options_init(cc_options *o)
 }
 
 int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
-               uint8_t **out, size_t *outlen)
+               cg_tests *tests, uint8_t **out, size_t *outlen)
 {
-    compilation c = {.opts = o, .src = src, .ar = ar};
+    compilation c = {.opts = o, .src = src, .ar = ar, .testing = tests != NULL};
     *out = NULL;
     *outlen = 0;
     src->ar = ar;
     int rc = -1;
-    if (mod_load_all(&c, path) == 0 && chk_program(&c) == 0) rc = cg_program(&c, out, outlen);
+    if (mod_load_all(&c, path) == 0 && chk_program(&c) == 0)
+        rc = cg_program(&c, tests, out, outlen);
     for (module *m = c.modules; m; m = m->next) {
         strmap_free(&m->global_index);
         free(m->global_vec);

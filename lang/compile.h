@@ -45,12 +45,17 @@ typedef struct cc_options {
 /* The defaults for every field above. */
 void cc_options_init(cc_options *o);
 
+typedef struct cg_tests cg_tests;
+
 /* Compiles `path` and its imports into a rules file. On success returns 0
  * and stores a malloc'd buffer in *out (the caller frees it). On failure
  * returns -1 with diagnostics in `src`. `ar` holds all compiler memory and
- * may be freed after `src` has been printed. */
+ * may be freed after `src` has been printed (and `tests` freed with
+ * cg_tests_free). With `tests` non-NULL, the main file's `test` blocks
+ * are compiled too: the program then also holds the filters they name
+ * (and may lack `main`), and *tests describes them (classifyc --test). */
 int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
-               uint8_t **out, size_t *outlen);
+               cg_tests *tests, uint8_t **out, size_t *outlen);
 
 /* Like cc_compile but stops after parsing and prints the AST of the main
  * file (for golden tests). */
@@ -68,26 +73,47 @@ typedef enum method_id {
     M_NONE = 0,
     /* str */
     M_LEN, M_LOWER, M_CONTAINS, M_STARTS_WITH, M_ENDS_WITH, M_EQUALS,
-    M_CONTAINS_WORD, M_MATCHES,
+    M_CONTAINS_WORD, M_MATCHES, M_INDEX_OF, M_CAPTURE, M_TO_INT, M_TRIM,
+    M_SUBSTR, M_TO_IP,
+    /* ip */
+    M_VALID,
     /* Request */
-    M_HEADER, M_HAS_HEADER
+    M_HEADER, M_HAS_HEADER, M_COOKIE, M_QUERY_PARAM,
+    /* a call of a fn or filter (CALL with sym set) */
+    M_FUNC
 } method_id;
 
-typedef enum sym_kind { SYM_CONST, SYM_FILTER, SYM_IMPORT, SYM_LOCAL, SYM_PARAM } sym_kind;
+typedef enum sym_kind {
+    SYM_CONST, SYM_FILTER, SYM_FN, SYM_IMPORT, SYM_LOCAL, SYM_PARAM
+} sym_kind;
 
 typedef struct module module;
+typedef struct sym sym;
 
-typedef struct sym {
+/* One call site in a function's body, for the recursion check. */
+typedef struct call_edge {
+    struct call_edge *next;
+    sym *callee;
+    ast *site;
+} call_edge;
+
+struct sym {
     struct sym *next; /* the next local of the same scope */
     sym_kind kind;
     const char *name;
-    ast *decl;      /* CONST, FILTER, LET, PARAM, IMPORT node */
-    ty type;
+    ast *decl;      /* CONST, FILTER, FN, LET, PARAM, IMPORT node */
+    ty type;        /* FN: the return type */
     module *mod;    /* SYM_IMPORT: the imported module; others: owner */
     int origin;     /* SYM_LOCAL of type str */
     char *oname;
-    int reg;        /* SYM_LOCAL: register, set by codegen */
-} sym;
+    int reg;        /* SYM_LOCAL, SYM_PARAM: register, set by codegen */
+    int mut;        /* SYM_LOCAL: declared `let mut` */
+    int used;       /* read somewhere (unused-name warnings) */
+    /* SYM_FN, SYM_FILTER: */
+    call_edge *calls; /* the functions and filters its body calls */
+    int color;        /* recursion check: 0 new, 1 on the stack, 2 done */
+    int func;         /* function index in the program, or -1 (codegen) */
+};
 
 struct module {
     module *next;    /* all modules of the compilation */
@@ -110,6 +136,7 @@ typedef struct compilation {
     arena *ar;
     module *modules; /* main module first */
     module *main;
+    int testing;     /* compiling the main file's tests: `main` optional */
 } compilation;
 
 /* module.c: loads `path` and everything it imports. Returns 0 or -1. */
@@ -125,7 +152,30 @@ sym *chk_lookup_global(const module *m, const char *name);
  * itself, or the value of the constant a NAME or MEMBER refers to). */
 ast *chk_literal(ast *e);
 
-/* codegen.c: lowers the checked program. Returns 0 or -1. */
-int cg_program(compilation *c, uint8_t **out, size_t *outlen);
+/* codegen.c: lowers the checked program. Returns 0 or -1. With `tests`,
+ * the program also holds every filter the main file's tests name, and
+ * *tests receives them (cg_tests). */
+typedef struct cg_test_expect {
+    int verdict;          /* AST_V_* */
+    const char *reason;   /* NULL: any reason */
+    uint32_t reason_len;
+    uint32_t func;        /* function index of the filter */
+    const char *filter;   /* its name, for messages */
+    ast *node;            /* the expect line */
+} cg_test_expect;
+
+typedef struct cg_test {
+    ast *node;            /* the TEST item: name, directives */
+    cg_test_expect *expects;
+    uint32_t nexpects;
+} cg_test;
+
+struct cg_tests {
+    cg_test *tests;       /* malloc'd, with each expects array */
+    uint32_t ntests;
+};
+
+int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen);
+void cg_tests_free(cg_tests *t);
 
 #endif

@@ -31,11 +31,14 @@ void ps_too_deep(ps_state *ps);
 %left OROR.
 %left ANDAND.
 %nonassoc EQ NE LT LE GT GE IN.
+%left PLUS MINUS.
+%left STAR SLASH PERCENT.
 %right NOT.
 %left DOT.
 %token IMPORT AS PUB CONST FILTER LET IF ELSE ACCEPT REJECT TRUE FALSE
        IDENT INT STRING REGEX LPAREN RPAREN LBRACE RBRACE LBRACKET RBRACKET
-       RBRACKET_I COMMA COLON ASSIGN.
+       RBRACKET_I COMMA COLON ASSIGN FN RETURN MUT PASS TEST EXPECT ARROW
+       PLUSEQ MINUSEQ IP.
 
 file ::= items.
 
@@ -54,6 +57,37 @@ item(N) ::= PUB CONST IDENT(I) ASSIGN expr(E).
     { N = ps_node(ps, AST_CONST, I); if (N) { N->a = E; N->flags |= AST_F_PUB; } }
 item(N) ::= FILTER IDENT(I) LPAREN params(P) RPAREN block(B).
     { N = ps_node(ps, AST_FILTER, I); if (N) { N->a = P; N->b = B; } }
+item(N) ::= PUB FILTER IDENT(I) LPAREN params(P) RPAREN block(B).
+    { N = ps_node(ps, AST_FILTER, I); if (N) { N->a = P; N->b = B; N->flags |= AST_F_PUB; } }
+item(N) ::= fndef(F).     { N = F; }
+item(N) ::= PUB fndef(F). { N = F; if (N) N->flags |= AST_F_PUB; }
+item(N) ::= TEST(T) STRING(S) LBRACE tstmts(L) RBRACE.
+    { N = ps_node(ps, AST_TEST, T); if (N) { N->a = ps_string(ps, S); N->b = L; } }
+
+fndef(N) ::= FN IDENT(I) LPAREN RPAREN ARROW IDENT(R) block(B).
+    { N = ps_node(ps, AST_FN, I); if (N) { N->b = B; N->c = ps_node(ps, AST_NAME, R); } }
+fndef(N) ::= FN IDENT(I) LPAREN params(P) RPAREN ARROW IDENT(R) block(B).
+    { N = ps_node(ps, AST_FN, I); if (N) { N->a = P; N->b = B; N->c = ps_node(ps, AST_NAME, R); } }
+
+/* Test blocks: directives that build a request, and expectations. */
+tstmts(L) ::= tstmts(L0) tstmt(S). { L = ast_append(L0, S); }
+tstmts(L) ::= .                    { L = NULL; }
+tstmt(N) ::= IDENT(I) STRING(A).
+    { N = ps_node(ps, AST_TDIR, I); if (N) N->a = ps_string(ps, A); }
+tstmt(N) ::= IDENT(I) STRING(A) STRING(B).
+    { N = ps_node(ps, AST_TDIR, I); if (N) { N->a = ps_string(ps, A); N->b = ps_string(ps, B); } }
+tstmt(N) ::= EXPECT(T) verdict(V).
+    { N = V; if (N) { N->off = T.off; N->len = T.len; } }
+tstmt(N) ::= EXPECT(T) fref(F) verdict(V).
+    { N = V; if (N) { N->off = T.off; N->len = T.len; N->c = F; } }
+fref(N) ::= IDENT(I).   { N = ps_node(ps, AST_NAME, I); }
+fref(N) ::= IDENT(M) DOT IDENT(I).
+    { N = ps_node(ps, AST_MEMBER, I); if (N) N->a = ps_node(ps, AST_NAME, M); }
+verdict(N) ::= ACCEPT(T).           { N = ps_node(ps, AST_EXPECT, T); if (N) N->ival = AST_V_ACCEPT; }
+verdict(N) ::= ACCEPT(T) STRING(S). { N = ps_node(ps, AST_EXPECT, T); if (N) { N->ival = AST_V_ACCEPT; N->a = ps_string(ps, S); } }
+verdict(N) ::= REJECT(T).           { N = ps_node(ps, AST_EXPECT, T); if (N) N->ival = AST_V_REJECT; }
+verdict(N) ::= REJECT(T) STRING(S). { N = ps_node(ps, AST_EXPECT, T); if (N) { N->ival = AST_V_REJECT; N->a = ps_string(ps, S); } }
+verdict(N) ::= PASS(T).             { N = ps_node(ps, AST_EXPECT, T); if (N) N->ival = AST_V_PASS; }
 
 params(L) ::= param(P).                 { L = P; }
 params(L) ::= params(L0) COMMA param(P). { L = ast_append(L0, P); }
@@ -66,6 +100,26 @@ stmts(L) ::= stmts(L0) stmt(S). { L = ast_append(L0, S); }
 stmts(L) ::= .                  { L = NULL; }
 
 stmt(N) ::= LET IDENT(I) ASSIGN expr(E). { N = ps_node(ps, AST_LET, I); if (N) N->a = E; }
+stmt(N) ::= LET MUT IDENT(I) ASSIGN expr(E).
+    { N = ps_node(ps, AST_LET, I); if (N) { N->a = E; N->flags |= AST_F_MUT; } }
+stmt(N) ::= IDENT(I) ASSIGN(T) expr(E).
+    { N = ps_named(ps, AST_ASSIGN, T, I); if (N) N->a = E; }
+stmt(N) ::= IDENT(I) PLUSEQ(T) expr(E).
+    { N = ps_named(ps, AST_ASSIGN, T, I); if (N) { N->a = E; N->ival = AST_ADD; } }
+stmt(N) ::= IDENT(I) MINUSEQ(T) expr(E).
+    { N = ps_named(ps, AST_ASSIGN, T, I); if (N) { N->a = E; N->ival = AST_SUB; } }
+stmt(N) ::= RETURN(T) expr(E).           { N = ps_node(ps, AST_RETURN, T); if (N) N->a = E; }
+stmt(N) ::= PASS(T).                     { N = ps_node(ps, AST_PASS, T); }
+/* A call as a statement (a filter call): it starts with a name, so that
+ * statements still need no separators. */
+stmt(N) ::= IDENT(I) LPAREN RPAREN.
+    { N = ps_node(ps, AST_EXPRSTMT, I); if (N) N->a = ps_node(ps, AST_CALL, I); }
+stmt(N) ::= IDENT(I) LPAREN args(A) RPAREN.
+    { N = ps_node(ps, AST_EXPRSTMT, I);
+      if (N) { N->a = ps_node(ps, AST_CALL, I); if (N->a) N->a->b = A; } }
+stmt(N) ::= IDENT(M) DOT IDENT(I) LPAREN args(A) RPAREN.
+    { N = ps_node(ps, AST_EXPRSTMT, I);
+      if (N) { N->a = ps_node(ps, AST_CALL, I); if (N->a) { N->a->a = ps_node(ps, AST_NAME, M); N->a->b = A; } } }
 stmt(N) ::= ifstmt(I).                   { N = I; }
 stmt(N) ::= ACCEPT(T).                   { N = ps_node(ps, AST_ACCEPT, T); }
 stmt(N) ::= ACCEPT(T) STRING(S).         { N = ps_node(ps, AST_ACCEPT, T); if (N) N->a = ps_string(ps, S); }
@@ -88,6 +142,12 @@ expr(N) ::= expr(A) LE(T) expr(B).    { N = ps_node(ps, AST_LE, T);  if (N) { N-
 expr(N) ::= expr(A) GT(T) expr(B).    { N = ps_node(ps, AST_GT, T);  if (N) { N->a = A; N->b = B; } }
 expr(N) ::= expr(A) GE(T) expr(B).    { N = ps_node(ps, AST_GE, T);  if (N) { N->a = A; N->b = B; } }
 expr(N) ::= expr(A) IN(T) expr(B).    { N = ps_node(ps, AST_IN, T);  if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) PLUS(T) expr(B).    { N = ps_node(ps, AST_ADD, T); if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) MINUS(T) expr(B).   { N = ps_node(ps, AST_SUB, T); if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) STAR(T) expr(B).    { N = ps_node(ps, AST_MUL, T); if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) SLASH(T) expr(B).   { N = ps_node(ps, AST_DIV, T); if (N) { N->a = A; N->b = B; } }
+expr(N) ::= expr(A) PERCENT(T) expr(B). { N = ps_node(ps, AST_MOD, T); if (N) { N->a = A; N->b = B; } }
+expr(N) ::= MINUS(T) expr(A). [NOT]     { N = ps_negate(ps, T, A); }
 expr(N) ::= NOT(T) expr(A).           { N = ps_node(ps, AST_NOT, T); if (N) N->a = A; }
 expr(N) ::= postfix(P).               { N = P; }
 
@@ -103,6 +163,11 @@ args(L) ::= expr(E).                 { L = E; }
 args(L) ::= args(L0) COMMA expr(E).  { L = ast_append(L0, E); }
 
 primary(N) ::= IDENT(I).   { N = ps_node(ps, AST_NAME, I); }
+primary(N) ::= IDENT(I) LPAREN RPAREN.
+    { N = ps_node(ps, AST_CALL, I); }
+primary(N) ::= IDENT(I) LPAREN args(A) RPAREN.
+    { N = ps_node(ps, AST_CALL, I); if (N) N->b = A; }
+primary(N) ::= IP(I).      { N = ps_ip(ps, I); }
 primary(N) ::= INT(I).     { N = ps_int(ps, I); }
 primary(N) ::= STRING(S).  { N = ps_string(ps, S); }
 primary(N) ::= REGEX(R).   { N = ps_regex(ps, R); }
@@ -115,6 +180,12 @@ primary(N) ::= LBRACKET(T) elems(E) optcomma RBRACKET.
     { N = ps_node(ps, AST_SET, T); if (N) N->a = E; }
 primary(N) ::= LBRACKET(T) elems(E) optcomma RBRACKET_I.
     { N = ps_node(ps, AST_SET, T); if (N) { N->a = E; N->flags |= AST_F_CASELESS; } }
+
+primary(N) ::= LBRACKET(T) ipelems(E) optcomma RBRACKET.
+    { N = ps_node(ps, AST_IPSET, T); if (N) N->a = E; }
+
+ipelems(L) ::= IP(I).                 { L = ps_ip(ps, I); }
+ipelems(L) ::= ipelems(L0) COMMA IP(I). { L = ast_append(L0, ps_ip(ps, I)); }
 
 elems(L) ::= STRING(S).                 { L = ps_string(ps, S); }
 elems(L) ::= elems(L0) COMMA STRING(S). { L = ast_append(L0, ps_string(ps, S)); }

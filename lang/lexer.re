@@ -6,9 +6,13 @@
  * NUL only when it is at the limit, so NUL bytes inside the text are
  * ordinary characters (and errors outside strings and comments).
  *
- * '/' is only ever the start of a regex literal: the language has no
- * division yet. When it gets one, lx->prev (the previous token) tells the
- * two apart, as in JavaScript lexers.
+ * '/' is division after a token that ends an operand (a name, a literal,
+ * ')' or ']') and the start of a regex literal anywhere else: lx->prev,
+ * the previous token, tells the two apart, as in JavaScript lexers.
+ *
+ * IP address literals (192.0.2.0/24, fc00::/7) are scanned generously
+ * here and validated by the parser (vm/ipaddr.c), which gives the better
+ * message. No other token contains "::" or four dot-separated numbers.
  */
 #include <string.h>
 
@@ -66,6 +70,21 @@ const char *lx_kind_name(int kind)
     case TK_COMMA: return "','";
     case TK_COLON: return "':'";
     case TK_ASSIGN: return "'='";
+    case TK_FN: return "'fn'";
+    case TK_RETURN: return "'return'";
+    case TK_MUT: return "'mut'";
+    case TK_PASS: return "'pass'";
+    case TK_TEST: return "'test'";
+    case TK_EXPECT: return "'expect'";
+    case TK_ARROW: return "'->'";
+    case TK_PLUS: return "'+'";
+    case TK_MINUS: return "'-'";
+    case TK_STAR: return "'*'";
+    case TK_SLASH: return "'/'";
+    case TK_PERCENT: return "'%'";
+    case TK_PLUSEQ: return "'+='";
+    case TK_MINUSEQ: return "'-='";
+    case TK_IP: return "IP address";
     default: return "token";
     }
 }
@@ -128,6 +147,15 @@ static int bad_string(lexer *lx, const unsigned char *tok, const unsigned char *
     return error_at(lx, tok, "unterminated string literal");
 }
 
+/* Whether a token of this kind can end an operand, so that a '/' after
+ * it divides. */
+static int ends_operand(int kind)
+{
+    return kind == TK_IDENT || kind == TK_INT || kind == TK_STRING || kind == TK_RPAREN ||
+           kind == TK_RBRACKET || kind == TK_RBRACKET_I || kind == TK_TRUE ||
+           kind == TK_FALSE || kind == TK_IP || kind == TK_REGEX;
+}
+
 static int scan(lexer *lx, lx_token *t)
 {
     const unsigned char *mar = NULL;
@@ -148,6 +176,10 @@ static int scan(lexer *lx, lx_token *t)
         hex = [0-9a-fA-F];
         strchar = [^"\\\n\x00] | "\\" ["\\ntr] | "\\x" hex hex | [\x00];
         rechar = [^/\\\n] | "\\" [^\n];
+        dec = [0-9]+;
+        ipv4 = dec "." dec "." dec "." dec;
+        h16 = hex{1,4};
+        ipv6 = (h16 ":"){7} h16 | [0-9a-fA-F:]* "::" [0-9a-fA-F:]* | [0-9a-fA-F:]* "::" [0-9a-fA-F:]* ipv4 | (h16 ":"){6} ipv4;
 
         $ { t->len = 0; return 0; }
         [ \t\r\n]+ { lx->cur = cur; continue; }
@@ -166,6 +198,13 @@ static int scan(lexer *lx, lx_token *t)
         "true"   { RET(TK_TRUE); }
         "false"  { RET(TK_FALSE); }
         "in"     { RET(TK_IN); }
+        "fn"     { RET(TK_FN); }
+        "return" { RET(TK_RETURN); }
+        "mut"    { RET(TK_MUT); }
+        "pass"   { RET(TK_PASS); }
+        "test"   { RET(TK_TEST); }
+        "expect" { RET(TK_EXPECT); }
+        (ipv4 | ipv6) ("/" dec)? { RET(TK_IP); }
         [A-Za-z_][A-Za-z0-9_]* { RET(TK_IDENT); }
         [0-9]+ [A-Za-z_] { return error_at(lx, tok, "invalid integer literal"); }
         [0-9]+ { RET(TK_INT); }
@@ -173,8 +212,21 @@ static int scan(lexer *lx, lx_token *t)
         ["] strchar* ["] { RET(TK_STRING); }
         ["] strchar* { return bad_string(lx, tok, cur); }
 
-        "/" rechar+ "/" [A-Za-z]* { RET(TK_REGEX); }
-        "/" rechar* { return error_at(lx, tok, "unterminated regex literal (a regex ends with '/' on the same line)"); }
+        "/" rechar+ "/" [A-Za-z]* {
+            if (ends_operand(lx->prev)) { cur = tok + 1; RET(TK_SLASH); }
+            RET(TK_REGEX);
+        }
+        "/" rechar* {
+            if (ends_operand(lx->prev)) { cur = tok + 1; RET(TK_SLASH); }
+            return error_at(lx, tok, "unterminated regex literal (a regex ends with '/' on the same line)");
+        }
+        "->" { RET(TK_ARROW); }
+        "+=" { RET(TK_PLUSEQ); }
+        "-=" { RET(TK_MINUSEQ); }
+        "+"  { RET(TK_PLUS); }
+        "-"  { RET(TK_MINUS); }
+        "*"  { RET(TK_STAR); }
+        "%"  { RET(TK_PERCENT); }
 
         "||" { RET(TK_OROR); }
         "&&" { RET(TK_ANDAND); }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "grammar.h"
+#include "ipaddr.h"
 #include "parse.h"
 
 /* Lemon's generated entry points (grammar.h only has token numbers). */
@@ -19,10 +20,53 @@ ast *ps_node(ps_state *ps, ast_kind kind, lx_token t)
     if (!n) return NULL;
     if (kind == AST_NAME || kind == AST_CONST || kind == AST_LET ||
         kind == AST_FILTER || kind == AST_PARAM || kind == AST_MEMBER ||
-        kind == AST_CALL) {
+        kind == AST_CALL || kind == AST_FN || kind == AST_TDIR) {
         n->str = arena_strndup(ps->ar, ps->src->files[ps->file].text + t.off, t.len);
         n->slen = t.len;
     }
+    return n;
+}
+
+ast *ps_named(ps_state *ps, ast_kind kind, lx_token t, lx_token name)
+{
+    (void)t;
+    ast *n = ast_new(ps->ar, kind, ps->file, name.off, name.len);
+    if (!n) return NULL;
+    n->str = arena_strndup(ps->ar, ps->src->files[ps->file].text + name.off, name.len);
+    n->slen = name.len;
+    return n;
+}
+
+ast *ps_ip(ps_state *ps, lx_token t)
+{
+    ast *n = ast_new(ps->ar, AST_IP, ps->file, t.off, t.len);
+    if (!n) return NULL;
+    const char *text = ps->src->files[ps->file].text + t.off;
+    vm_iprange r;
+    n->str = arena_alloc(ps->ar, 32);
+    n->slen = 32;
+    if (!n->str) return n;
+    if (memchr(text, '/', t.len)) n->flags |= AST_F_PREFIX;
+    if (!vm_iprange_parse(text, t.len, &r)) {
+        src_error(ps->src, ps->file, t.off, "invalid IP address%s '%.*s'",
+                  n->flags & AST_F_PREFIX ? " prefix" : "", (int)t.len, text);
+        memset(n->str, 0, 32);
+        return n;
+    }
+    memcpy(n->str, r.lo, 16);
+    memcpy(n->str + 16, r.hi, 16);
+    return n;
+}
+
+ast *ps_negate(ps_state *ps, lx_token t, ast *e)
+{
+    if (e && e->kind == AST_INT && !(e->flags & AST_F_PREFIX)) {
+        e->ival = -e->ival; /* no overflow: literals are at most INT64_MAX */
+        e->off = t.off;
+        return e;
+    }
+    ast *n = ps_node(ps, AST_NEG, t);
+    if (n) n->a = e;
     return n;
 }
 

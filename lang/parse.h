@@ -50,6 +50,11 @@ ast *ps_node(ps_state *ps, ast_kind kind, lx_token t);
 ast *ps_string(ps_state *ps, lx_token t);
 ast *ps_regex(ps_state *ps, lx_token t);
 ast *ps_int(ps_state *ps, lx_token t);
+/* A node at `name` whose identifier is `name` (ASSIGN). */
 ast *ps_named(ps_state *ps, ast_kind kind, lx_token t, lx_token name);
+/* An IP address or CIDR literal, validated. */
+ast *ps_ip(ps_state *ps, lx_token t);
+/* -E: folds a literal integer, so `-5` is a literal. */
+ast *ps_negate(ps_state *ps, lx_token t, ast *e);
 
 #endif

@@ -42,6 +42,26 @@ static diag *mkdiag(src_set *s, uint32_t file, uint32_t off, const char *fmt, va
     return d;
 }
 
+static diag *link_diag(src_set *s, diag *d)
+{
+    if (!d) return NULL;
+    if (s->last) s->last->next = d;
+    else s->first = d;
+    s->last = d;
+    return d;
+}
+
+diag *src_warning(src_set *s, uint32_t file, uint32_t off, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag *d = mkdiag(s, file, off, fmt, ap);
+    va_end(ap);
+    s->nwarnings++;
+    if (d) d->warning = 1;
+    return link_diag(s, d);
+}
+
 diag *src_error(src_set *s, uint32_t file, uint32_t off, const char *fmt, ...)
 {
     va_list ap;
@@ -49,11 +69,7 @@ diag *src_error(src_set *s, uint32_t file, uint32_t off, const char *fmt, ...)
     diag *d = mkdiag(s, file, off, fmt, ap);
     va_end(ap);
     s->nerrors++;
-    if (!d) return NULL;
-    if (s->last) s->last->next = d;
-    else s->first = d;
-    s->last = d;
-    return d;
+    return link_diag(s, d);
 }
 
 void src_note(src_set *s, diag *d, uint32_t file, uint32_t off, const char *fmt, ...)
@@ -141,7 +157,7 @@ static void print_one(const src_set *s, const diag *d, const char *kind, FILE *o
 void src_print(const src_set *s, FILE *out)
 {
     for (const diag *d = s->first; d; d = d->next) {
-        print_one(s, d, "error", out);
+        print_one(s, d, d->warning ? "warning" : "error", out);
         for (const diag *n = d->notes; n; n = n->next) print_one(s, n, "note", out);
     }
 }

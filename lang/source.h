@@ -27,6 +27,7 @@ typedef struct diag {
     uint32_t file; /* index in the compilation's files, or UINT32_MAX */
     uint32_t off;  /* byte offset of the problem */
     char *msg;
+    int warning;   /* 1: a warning, which does not fail the compilation */
     struct diag *notes; /* "note:" lines that follow, e.g. an import chain */
 } diag;
 
@@ -35,6 +36,7 @@ typedef struct src_set {
     uint32_t nfiles, capfiles;
     diag *first, *last;
     unsigned nerrors;
+    unsigned nwarnings;
     arena *ar;
 } src_set;
 
@@ -45,6 +47,12 @@ void src_free(src_set *s);
 
 /* Records an error at file/offset. */
 diag *src_error(src_set *s, uint32_t file, uint32_t off, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Records a warning: printed like an error, but compilation goes on. */
+diag *src_warning(src_set *s, uint32_t file, uint32_t off, const char *fmt, ...)
 #ifdef __GNUC__
     __attribute__((format(printf, 4, 5)))
 #endif
@@ -61,7 +69,7 @@ void src_note(src_set *s, diag *d, uint32_t file, uint32_t off, const char *fmt,
 void src_linecol(src_file *f, uint32_t off, uint32_t *line, uint32_t *col);
 
 /* Prints every diagnostic as
- *     file:line:col: error: message
+ *     file:line:col: error: message     (or warning:)
  *         the source line
  *         ^
  * to `out`. */

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "classify.h"
 #include "ctx.h"
 #include "format.h"
+#include "ipaddr.h"
 
 CLF_API const char *clf_strerror(int status)
 {
@@ -41,7 +43,54 @@ CLF_API clf_status clf_options_new(clf_options **out)
     return CLF_OK;
 }
 
-CLF_API void clf_options_free(clf_options *opts) { free(opts); }
+CLF_API void clf_options_free(clf_options *opts)
+{
+    if (!opts) return;
+    free(opts->trusted);
+    free(opts);
+}
+
+static int is_list_sep(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+CLF_API clf_status clf_options_set_trusted_proxies(clf_options *opts, const char *list,
+                                                   size_t len, char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!opts || (!list && len)) {
+        vm_errf(err, errlen, "NULL options or list");
+        return CLF_E_INVALID;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < len;) { /* count the entries */
+        while (i < len && is_list_sep(list[i])) i++;
+        if (i == len) break;
+        n++;
+        while (i < len && !is_list_sep(list[i])) i++;
+    }
+    vm_iprange *r = n ? malloc(n * sizeof *r) : NULL;
+    if (n && !r) {
+        vm_errf(err, errlen, "out of memory");
+        return CLF_E_NOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < len;) {
+        while (i < len && is_list_sep(list[i])) i++;
+        if (i == len) break;
+        size_t start = i;
+        while (i < len && !is_list_sep(list[i])) i++;
+        if (!vm_iprange_parse(list + start, i - start, &r[k])) {
+            vm_errf(err, errlen, "trusted proxy '%.*s' is not an IP address or CIDR prefix",
+                    (int)(i - start > 64 ? 64 : i - start), list + start);
+            free(r);
+            return CLF_E_INVALID;
+        }
+        k++;
+    }
+    free(opts->trusted);
+    opts->trusted = r;
+    opts->ntrusted = vm_iprange_normalize(r, k);
+    return CLF_OK;
+}
 
 uint64_t *vm_limit_field(clf_options *o, clf_limit which)
 {
@@ -141,14 +190,17 @@ CLF_API clf_status clf_ctx_new(const clf_program *prog, clf_ctx **out,
     clf_ctx *c = vm_calloc(al, 1, sizeof *c);
     if (!c) goto nomem_freed;
     c->prog = prog;
-    c->regs = vm_calloc(al, prog->maxregs, sizeof *c->regs);
+    c->regs = vm_calloc(al, prog->stack_regs, sizeof *c->regs);
+    c->frames = vm_calloc(al, prog->max_depth, sizeof *c->frames);
+    if (prog->ncapts && vm_capture_scratch_new(prog->maxgroups, al, &c->capture) != CLF_OK)
+        goto nomem;
     c->bits = vm_calloc(al, (prog->nbits + 63) / 64 + 1, 8);
     c->done = vm_calloc(al, (prog->nsubjects + 63) / 64 + 1, 8);
     c->slots = vm_calloc(al, prog->nhdrs, sizeof *c->slots);
     c->entries = vm_calloc(al, (size_t)prog->opts.headers, sizeof *c->entries);
     c->ws_cap = (size_t)prog->opts.workspace_bytes;
     c->ws = vm_malloc(al, c->ws_cap);
-    if (!c->regs || !c->bits || !c->done || !c->slots || !c->entries || !c->ws)
+    if (!c->regs || !c->frames || !c->bits || !c->done || !c->slots || !c->entries || !c->ws)
         goto nomem;
     for (uint32_t i = 0; i < prog->nsubjects; i++) {
         hs_error_t rc = hs_alloc_scratch(prog->subjects[i].db, &c->scratch);
@@ -174,6 +226,8 @@ CLF_API void clf_ctx_free(clf_ctx *ctx)
     if (!ctx) return;
     const vm_allocator *al = &ctx->prog->opts.alloc;
     hs_free_scratch(ctx->scratch);
+    vm_capture_scratch_free(ctx->capture);
+    vm_free(al, ctx->frames);
     vm_free(al, ctx->regs);
     vm_free(al, ctx->bits);
     vm_free(al, ctx->done);
@@ -195,7 +249,17 @@ CLF_API void clf_ctx_reset(clf_ctx *ctx)
     ctx->nheaders = 0;
     ctx->header_bytes = 0;
     ctx->ws_used = 0;
+    ctx->peer_valid = 0;
+    ctx->client_state = 0;
     ctx->errmsg[0] = 0;
+}
+
+CLF_API clf_status clf_ctx_set_peer(clf_ctx *ctx, const char *addr, size_t len)
+{
+    if (!ctx || (!addr && len)) return CLF_E_INVALID;
+    ctx->client_state = 0;
+    ctx->peer_valid = vm_ip_parse(addr ? addr : "", len, ctx->peer);
+    return ctx->peer_valid ? CLF_OK : CLF_E_INVALID;
 }
 
 static clf_status set_field(clf_ctx *ctx, int f, const char *p, size_t n)
@@ -284,8 +348,9 @@ CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out)
 {
     if (!ctx || !out) return CLF_E_INVALID;
     clf_verdict v;
+    vm_outcome how;
     ctx->errmsg[0] = 0;
-    clf_status st = vm_run(ctx, &v);
-    if (st == CLF_OK) *out = v;
+    clf_status st = vm_run(ctx, ctx->prog->entry, &v, &how);
+    if (st == CLF_OK) *out = v; /* the verifier keeps pass out of the entry */
     return st;
 }

@@ -34,9 +34,21 @@ typedef struct vm_hentry {
     size_t n;
 } vm_hentry;
 
+/* A call in progress: where the caller resumes. */
+typedef struct vm_frame {
+    const vm_func *f;      /* the caller */
+    const vm_insn *ret;    /* its next instruction */
+    vm_value *regs;        /* its registers */
+    uint32_t dst;          /* CALL: the caller's register for the result */
+} vm_frame;
+
+typedef struct vm_capture_scratch vm_capture_scratch;
+
 struct clf_ctx {
     const clf_program *prog;
-    vm_value *regs;        /* prog->maxregs */
+    vm_value *regs;        /* the register stack: prog->stack_regs */
+    vm_frame *frames;      /* prog->max_depth */
+    vm_capture_scratch *capture; /* PCRE2 match state, when prog->ncapts */
     hs_scratch_t *scratch; /* fits every database of prog */
     uint64_t *bits;        /* scan results, prog->nbits bits */
     uint64_t *done;        /* subjects scanned this request, nsubjects bits */
@@ -48,11 +60,21 @@ struct clf_ctx {
     uint64_t header_bytes; /* their names' and values' bytes */
     char *ws;              /* string workspace */
     size_t ws_used, ws_cap;
+    uint8_t peer[16];      /* clf_ctx_set_peer */
+    int peer_valid;
+    uint8_t client[16];    /* req.client_ip, derived on first use */
+    int client_state;      /* 0 not derived yet, 1 valid, 2 invalid */
     char errmsg[160];      /* clf_ctx_errmsg() */
 };
 
-/* Runs function `entry` of the context's program. Returns CLF_OK with
- * the verdict in *out, or CLF_E_LIMIT / CLF_E_BACKEND. */
-VM_INTERNAL clf_status vm_run(clf_ctx *ctx, clf_verdict *out);
+/* What a run ended in. */
+typedef enum vm_outcome { VM_DECIDED = 0, VM_PASSED = 1 } vm_outcome;
+
+/* Runs function `func` (a filter) of the context's program on the
+ * request. Returns CLF_OK with *outcome VM_DECIDED and the verdict in
+ * *out, or VM_PASSED when the filter ended without a verdict (never the
+ * verified entry); or CLF_E_LIMIT / CLF_E_BACKEND. */
+VM_INTERNAL clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out,
+                              vm_outcome *outcome);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ipaddr.h"
 #include "program.h"
 
 static const char *const field_names[VM_FIELD_COUNT] = {"method", "path", "query"};
@@ -44,7 +45,7 @@ static void insn_text(const clf_program *p, const vm_func *f, uint32_t pc, char 
     const vm_insn *in = &f->code[pc];
     const vm_opinfo *oi = &vm_opinfo_table[in->op];
     size_t o = (size_t)snprintf(d, cap, "%5u  %-7s", pc, oi->name);
-    char note[160] = "";
+    char note[200] = "";
     size_t no = 0;
     int wide = vm_operand_is_wide((vm_operand)oi->opnd[1]);
     uint32_t vals[3] = {in->a, wide ? VM_BX(*in) : in->b, in->c};
@@ -71,8 +72,31 @@ static void insn_text(const clf_program *p, const vm_func *f, uint32_t pc, char 
             break;
         case VM_OPND_HDR:
             o += (size_t)snprintf(d + o, cap - o, " H%u", v);
-            no += (size_t)snprintf(note + no, sizeof note - no, "%s", p->consts[p->hdrs[v]].str);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%s%s", no ? " " : "",
+                                   p->consts[p->hdrs[v]].str);
             break;
+        case VM_OPND_KIP: {
+            char ip[VM_IP_TEXT_MAX];
+            vm_ip_format((const uint8_t *)p->consts[v].str, ip, sizeof ip);
+            o += (size_t)snprintf(d + o, cap - o, " K%u", v);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%s", ip);
+            break;
+        }
+        case VM_OPND_FUNC:
+            o += (size_t)snprintf(d + o, cap - o, " F%u", v);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%s", p->consts[p->funcs[v].name].str);
+            break;
+        case VM_OPND_IPSET:
+            o += (size_t)snprintf(d + o, cap - o, " P%u", v);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%u ranges", p->ipsets[v].count);
+            break;
+        case VM_OPND_CAPT: {
+            const vm_capt *c = &p->capts[v];
+            o += (size_t)snprintf(d + o, cap - o, " C%u", v);
+            no += (size_t)snprintf(note + no, sizeof note - no, "group %u of /%.60s/", c->group,
+                                   p->consts[c->expr].str);
+            break;
+        }
         case VM_OPND_SUBJ: {
             char s[96];
             subject_text(p, v, s, sizeof s);
@@ -98,8 +122,13 @@ void vm_disassemble(const clf_program *p, clf_write_fn write, vm_source_fn sourc
     char line[512];
     for (uint32_t f = 0; f < p->nfuncs; f++) {
         const vm_func *F = &p->funcs[f];
-        int n = snprintf(line, sizeof line, "%sfilter %s: %u registers, %u instructions\n",
-                         f ? "\n" : "", p->consts[F->name].str, F->nregs, F->ninsns);
+        static const char *const rets[] = {"", "bool", "int", "str", "ip"};
+        int n = F->kind == VM_FUNC_FN
+                    ? snprintf(line, sizeof line, "%sfn F%u %s: %u params -> %s, %u registers, "
+                               "%u instructions\n", f ? "\n" : "", f, p->consts[F->name].str,
+                               F->nparams, rets[F->ret <= VM_T_MAX ? F->ret : 0], F->nregs, F->ninsns)
+                    : snprintf(line, sizeof line, "%sfilter F%u %s: %u registers, %u instructions\n",
+                               f ? "\n" : "", f, p->consts[F->name].str, F->nregs, F->ninsns);
         write(ud, line, (size_t)n);
         uint32_t last_line = 0, last_file = VM_NO_REASON - 1;
         for (uint32_t pc = 0; pc < F->ninsns; pc++) {

@@ -20,7 +20,8 @@
 
 #define VM_MAGIC "\x89" "CLF\r\n\x1a\n"
 #define VM_MAGIC_LEN 8
-#define VM_FORMAT_VERSION 2u /* 2: Hyperscan ids are pattern indices */
+#define VM_FORMAT_VERSION 3u /* 2: Hyperscan ids are pattern indices;
+                                3: calls, ip sets, captures */
 #define VM_HEADER_LEN 24
 #define VM_SECENTRY_LEN 24
 #define VM_TRAILER_LEN 8
@@ -30,7 +31,8 @@ enum vm_section {
     VM_SEC_CONST = 1,  /* u32 n; n x {u32 kind, u32 len, u64 value}; string bytes.
                           STR: value = offset of the bytes after the table,
                           each followed by a NUL. INT: value = the integer. */
-    VM_SEC_FUNC = 2,   /* u32 n, u32 entry; n x {u32 name, u32 nregs, u32 ninsns, u32 0} */
+    VM_SEC_FUNC = 2,   /* u32 n, u32 entry; n x {u32 name, u32 nregs, u32 ninsns,
+                          u8 kind, u8 nparams, u8 ret, u8 0} */
     VM_SEC_CODE = 3,   /* the functions' instructions, concatenated, 8 bytes each */
     VM_SEC_TYPES = 4,  /* the functions' register types, concatenated, 1 byte each */
     VM_SEC_POS = 5,    /* per instruction {u32 file, u32 line, u32 col} */
@@ -41,7 +43,11 @@ enum vm_section {
                           subject's patterns, in this order. */
     VM_SEC_HSDB = 9,   /* n (= subjects) x {u64 offset, u64 size} from the
                           section start; then the hs_serialize_database blobs */
-    VM_SEC_COUNT = 9
+    VM_SEC_IPSET = 10, /* u32 nsets, u32 nranges; nsets x {u32 first, u32 count};
+                          nranges x {16 bytes low, 16 bytes high} */
+    VM_SEC_CAPT = 11,  /* u32 n, u32 0; n x {u32 subject, u32 test, u32 flags,
+                          u32 expr, u32 group, u32 0} */
+    VM_SEC_COUNT = 11
 };
 
 #endif

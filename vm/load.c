@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "bytes.h"
+#include "capture.h"
 #include "format.h"
 #include "program.h"
 
@@ -39,7 +40,8 @@ typedef struct loader {
 
 static const char *const section_names[VM_SEC_COUNT + 1] = {
     "", "constants", "functions", "code", "register types",
-    "source positions", "headers", "subjects", "patterns", "databases"};
+    "source positions", "headers", "subjects", "patterns", "databases",
+    "IP sets", "captures"};
 
 #define FAIL(ld, st, ...)                                                   \
     do {                                                                   \
@@ -179,7 +181,13 @@ static clf_status read_funcs(loader *ld)
         F->name = vm_rd32(e);
         F->nregs = vm_rd32(e + 4);
         F->ninsns = vm_rd32(e + 8);
-        if (!is_str(p, F->name) || vm_rd32(e + 12) != 0)
+        F->kind = e[12];
+        F->nparams = e[13];
+        F->ret = e[14];
+        if (!is_str(p, F->name) || e[15] != 0 || F->kind > VM_FUNC_FN ||
+            (F->kind == VM_FUNC_FILTER ? F->ret != 0 || F->nparams != 0
+                                       : F->ret < VM_T_BOOL || F->ret > VM_T_MAX) ||
+            F->nparams > F->nregs)
             FAIL(ld, CLF_E_FORMAT, "function %u is malformed", f);
         if (F->nregs > 65536)
             FAIL(ld, CLF_E_FORMAT, "function %u has %u registers, more than 65536",
@@ -302,6 +310,98 @@ static clf_status read_tables(loader *ld)
     return CLF_OK;
 }
 
+static int ip_less(const uint8_t *a, const uint8_t *b) { return memcmp(a, b, 16) < 0; }
+
+/* IP sets: every set's ranges must be sorted, disjoint and not adjacent,
+ * as vm_iprange_contains' binary search assumes. */
+static clf_status read_ipsets(loader *ld)
+{
+    clf_program *p = ld->prog;
+    section s = ld->sec[VM_SEC_IPSET];
+    clf_status st = need(ld, VM_SEC_IPSET, 8, 0, 0);
+    if (st) return st;
+    uint32_t nsets = vm_rd32(s.p), nranges = vm_rd32(s.p + 4);
+    if ((st = need(ld, VM_SEC_IPSET, 8, nsets, 8))) return st;
+    if ((st = need(ld, VM_SEC_IPSET, 8 + (uint64_t)nsets * 8, nranges, 32))) return st;
+    p->ipsets = vm_calloc(&p->opts.alloc, nsets, sizeof *p->ipsets);
+    p->ranges = vm_calloc(&p->opts.alloc, nranges, sizeof *p->ranges);
+    if (!p->ipsets || !p->ranges) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    p->nipsets = nsets;
+    p->nranges = nranges;
+    const uint8_t *r = s.p + 8 + (size_t)nsets * 8;
+    for (uint32_t i = 0; i < nranges; i++) {
+        memcpy(p->ranges[i].lo, r + (size_t)i * 32, 16);
+        memcpy(p->ranges[i].hi, r + (size_t)i * 32 + 16, 16);
+        if (ip_less(p->ranges[i].hi, p->ranges[i].lo))
+            FAIL(ld, CLF_E_FORMAT, "IP range %u is inverted", i);
+    }
+    for (uint32_t i = 0; i < nsets; i++) {
+        vm_ipset *S = &p->ipsets[i];
+        S->first = vm_rd32(s.p + 8 + (size_t)i * 8);
+        S->count = vm_rd32(s.p + 12 + (size_t)i * 8);
+        if (S->first > nranges || S->count > nranges - S->first)
+            FAIL(ld, CLF_E_FORMAT, "IP set %u lies outside its section", i);
+        for (uint32_t k = 1; k < S->count; k++) {
+            const vm_iprange *a = &p->ranges[S->first + k - 1], *b = &p->ranges[S->first + k];
+            if (!ip_less(a->hi, b->lo))
+                FAIL(ld, CLF_E_FORMAT, "IP set %u is not sorted and merged", i);
+        }
+    }
+    return CLF_OK;
+}
+
+/* Captures: each regex is compiled with PCRE2 here, once. */
+static clf_status read_captures(loader *ld)
+{
+    clf_program *p = ld->prog;
+    section s = ld->sec[VM_SEC_CAPT];
+    clf_status st = need(ld, VM_SEC_CAPT, 8, 0, 0);
+    if (st) return st;
+    uint32_t n = vm_rd32(s.p);
+    if ((st = need(ld, VM_SEC_CAPT, 8, n, 24))) return st;
+    p->capts = vm_calloc(&p->opts.alloc, n, sizeof *p->capts);
+    if (!p->capts) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    p->ncapts = n;
+    const uint32_t allowed = HS_FLAG_CASELESS | HS_FLAG_DOTALL | HS_FLAG_MULTILINE;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = s.p + 8 + (size_t)i * 24;
+        vm_capt *C = &p->capts[i];
+        C->subject = vm_rd32(e);
+        C->test = vm_rd32(e + 4);
+        C->flags = vm_rd32(e + 8);
+        C->expr = vm_rd32(e + 12);
+        C->group = vm_rd32(e + 16);
+        if (C->subject >= p->nsubjects || C->test >= p->subjects[C->subject].ntests ||
+            (C->flags & ~allowed) || !is_str(p, C->expr) || vm_rd32(e + 20) != 0)
+            FAIL(ld, CLF_E_FORMAT, "capture %u is malformed", i);
+        char msg[160];
+        st = vm_capture_new(p->consts[C->expr].str, p->consts[C->expr].len, C->flags,
+                            &p->opts.alloc, &C->re, msg, sizeof msg);
+        if (st == CLF_E_NOMEM) FAIL(ld, st, "out of memory");
+        if (st) FAIL(ld, CLF_E_FORMAT, "capture %u: %s", i, msg);
+        uint32_t ng = vm_capture_ngroups(C->re);
+        if (C->group > ng)
+            FAIL(ld, CLF_E_FORMAT, "capture %u asks for group %u of a regex with %u", i,
+                 C->group, ng);
+        if (ng > p->maxgroups) p->maxgroups = ng;
+    }
+    return CLF_OK;
+}
+
+/* Copies the trusted proxies of the options into the program. */
+static clf_status copy_trusted(loader *ld, const clf_options *o)
+{
+    clf_program *p = ld->prog;
+    p->opts.trusted = NULL; /* owned by the options object, not us */
+    p->opts.ntrusted = 0;
+    if (!o->ntrusted) return CLF_OK;
+    p->trusted = vm_calloc(&p->opts.alloc, o->ntrusted, sizeof *p->trusted);
+    if (!p->trusted) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    memcpy(p->trusted, o->trusted, o->ntrusted * sizeof *p->trusted);
+    p->ntrusted = o->ntrusted;
+    return CLF_OK;
+}
+
 /* Deserializes each subject's database, or rebuilds it from the patterns
  * when this Hyperscan or this CPU cannot use the stored one. */
 static clf_status read_databases(loader *ld)
@@ -363,8 +463,9 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
         return CLF_E_NOMEM;
     }
     ld.prog->opts = *o;
-    if (!(st = read_consts(&ld)) && !(st = read_funcs(&ld)) &&
-        !(st = read_tables(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
+    if (!(st = copy_trusted(&ld, o)) && !(st = read_consts(&ld)) &&
+        !(st = read_funcs(&ld)) && !(st = read_tables(&ld)) && !(st = read_ipsets(&ld)) &&
+        !(st = read_captures(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
         !(st = read_databases(&ld))) {
         *out = ld.prog;
         return CLF_OK;
@@ -387,6 +488,11 @@ void vm_program_free(clf_program *p)
         else hs_free_database(p->subjects[i].db);
         vm_free(&a, p->subjects[i].test_of);
     }
+    for (uint32_t i = 0; p->capts && i < p->ncapts; i++) vm_capture_free(p->capts[i].re);
+    vm_free(&a, p->capts);
+    vm_free(&a, p->ipsets);
+    vm_free(&a, p->ranges);
+    vm_free(&a, p->trusted);
     vm_free(&a, p->funcs);
     vm_free(&a, p->consts);
     vm_free(&a, p->strings);

@@ -10,7 +10,7 @@ const vm_opinfo vm_opinfo_table[VM_OP_COUNT] = {
 
 int vm_operand_is_wide(vm_operand k)
 {
-    return k == VM_OPND_KS || k == VM_OPND_KI || k == VM_OPND_KR ||
+    return k == VM_OPND_KS || k == VM_OPND_KI || k == VM_OPND_KR || k == VM_OPND_KIP ||
            k == VM_OPND_IMM || k == VM_OPND_JMP;
 }
 
@@ -20,11 +20,13 @@ vm_type vm_operand_regtype(vm_operand k)
     case VM_OPND_WB: case VM_OPND_RB: return VM_T_BOOL;
     case VM_OPND_WI: case VM_OPND_RI: return VM_T_INT;
     case VM_OPND_WS: case VM_OPND_RS: return VM_T_STR;
+    case VM_OPND_WP: case VM_OPND_RP: return VM_T_IP;
     default: return (vm_type)0;
     }
 }
 
 int vm_operand_writes(vm_operand k)
 {
-    return k == VM_OPND_WB || k == VM_OPND_WI || k == VM_OPND_WS;
+    return k == VM_OPND_WB || k == VM_OPND_WI || k == VM_OPND_WS || k == VM_OPND_WP ||
+           k == VM_OPND_WANY;
 }

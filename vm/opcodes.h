@@ -22,16 +22,25 @@ _Static_assert(VM_OP_COUNT <= 256, "an opcode must fit in one byte");
 /* What an operand is; see opcodes.def for the meaning of each kind. */
 typedef enum vm_operand {
     VM_OPND_NONE = 0,
-    VM_OPND_WB, VM_OPND_WI, VM_OPND_WS, /* register written */
-    VM_OPND_RB, VM_OPND_RI, VM_OPND_RS, /* register read */
-    VM_OPND_KS, VM_OPND_KI, VM_OPND_KR, /* constants (Bx) */
+    VM_OPND_WB, VM_OPND_WI, VM_OPND_WS, VM_OPND_WP, /* register written */
+    VM_OPND_RB, VM_OPND_RI, VM_OPND_RS, VM_OPND_RP, /* register read */
+    VM_OPND_WANY, /* register written, of the called function's return type */
+    VM_OPND_RANY, /* register read, of this function's return type */
+    VM_OPND_KS, VM_OPND_KI, VM_OPND_KR, VM_OPND_KIP, /* constants (Bx) */
     VM_OPND_IMM,                        /* signed immediate (Bx) */
     VM_OPND_FLD, VM_OPND_HDR, VM_OPND_SUBJ, VM_OPND_TEST,
+    VM_OPND_FUNC, VM_OPND_ARGS, VM_OPND_IPSET, VM_OPND_CAPT,
     VM_OPND_JMP                         /* forward offset (Bx) */
 } vm_operand;
 
-/* Register types, as stored per register in the rules file. */
-typedef enum vm_type { VM_T_BOOL = 1, VM_T_INT = 2, VM_T_STR = 3 } vm_type;
+/* Register types, as stored per register in the rules file. An ip is
+ * held like a str: 16 bytes (IPv4 as IPv4-mapped IPv6), or 0 bytes for
+ * an address that did not parse. */
+typedef enum vm_type { VM_T_BOOL = 1, VM_T_INT = 2, VM_T_STR = 3, VM_T_IP = 4 } vm_type;
+#define VM_T_MAX VM_T_IP
+
+/* Function kinds: a filter decides (or passes), a fn returns a value. */
+enum { VM_FUNC_FILTER = 0, VM_FUNC_FN = 1 };
 
 typedef struct vm_insn {
     uint8_t op;

@@ -16,13 +16,10 @@
 
 #include "classify.h"
 #include "alloc.h"
+#include "ipaddr.h"
 #include "opcodes.h"
 
-#ifdef __GNUC__
-#define VM_INTERNAL __attribute__((visibility("hidden")))
-#else
-#define VM_INTERNAL
-#endif
+#include "visibility.h"
 
 typedef enum vm_const_kind { VM_K_STR = 1, VM_K_INT = 2 } vm_const_kind;
 
@@ -41,6 +38,9 @@ typedef struct vm_pos {
 
 typedef struct vm_func {
     uint32_t name;     /* string constant */
+    uint8_t kind;      /* VM_FUNC_FILTER or VM_FUNC_FN */
+    uint8_t nparams;   /* fn: parameters, in registers 0..nparams-1 */
+    uint8_t ret;       /* fn: vm_type of the result; filter: 0 */
     uint32_t nregs;
     uint32_t ninsns;
     vm_insn *code;     /* ninsns */
@@ -84,6 +84,24 @@ typedef struct vm_pattern {
     uint32_t expr;  /* string constant: the Hyperscan expression */
 } vm_pattern;
 
+/* An IP set: `count` sorted, disjoint, non-adjacent ranges starting at
+ * ranges[first] (vm/ipaddr.h). */
+typedef struct vm_ipset {
+    uint32_t first, count;
+} vm_ipset;
+
+typedef struct vm_capture vm_capture; /* vm/capture.h */
+
+/* A capture: regex `expr` (with `flags`), proven by test `test` of
+ * subject `subject` before PCRE2 runs; the text of group `group`. */
+typedef struct vm_capt {
+    uint32_t subject, test, flags, expr, group;
+    vm_capture *re;   /* compiled at load time */
+} vm_capt;
+
+/* Calls nest at most this deep (the verifier checks the call graph). */
+#define VM_MAX_CALL_DEPTH 200
+
 /* Default limits (docs/limits.md). */
 #define VM_DEFAULT_FILE_BYTES (UINT64_C(64) << 20)
 #define VM_DEFAULT_HEADERS 256
@@ -102,13 +120,17 @@ struct clf_options {
     uint64_t patterns;
     uint64_t registers;
     vm_allocator alloc;
+    /* clf_options_set_trusted_proxies: malloc'd by the options object;
+     * a program copies them into trusted/ntrusted below. */
+    vm_iprange *trusted;
+    size_t ntrusted;
 };
 
 /* The defaults, in the order of the fields above. */
 #define VM_DEFAULT_OPTIONS                                                  \
     {VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES,  \
      VM_DEFAULT_HEADER_VALUE_BYTES, VM_DEFAULT_HEADER_BYTES,                 \
-     VM_DEFAULT_PATTERNS, VM_DEFAULT_REGISTERS, {NULL, NULL, NULL}}
+     VM_DEFAULT_PATTERNS, VM_DEFAULT_REGISTERS, {NULL, NULL, NULL}, NULL, 0}
 
 struct clf_program {
     vm_const *consts;
@@ -124,6 +146,20 @@ struct clf_program {
     uint32_t npatterns;
     uint32_t nbits;    /* sum of subjects' ntests */
     uint32_t maxregs;  /* largest nregs of any function */
+    vm_iprange *ranges; /* all IP sets' ranges */
+    uint32_t nranges;
+    vm_ipset *ipsets;
+    uint32_t nipsets;
+    vm_capt *capts;
+    uint32_t ncapts;
+    uint32_t maxgroups;  /* most capture groups of any capture regex */
+    /* Set by the verifier: registers of the deepest call chain from any
+     * function (the context's register stack), and that chain's length. */
+    uint32_t stack_regs;
+    uint32_t max_depth;
+    /* The trusted proxies (a copy of the options'). */
+    vm_iprange *trusted;
+    size_t ntrusted;
     /* Loader-owned storage (NULL in a program built by the compiler). */
     char *strings;     /* constant bytes */
     clf_options opts;  /* the limits it was loaded with; opts.alloc serves the
@@ -171,11 +207,12 @@ VM_INTERNAL clf_status vm_write(const clf_program *prog, uint8_t **out,
 
 /* ---- verify.c ---- */
 
-/* Checks every function of `prog` (see verify.c for the rules). Returns
- * CLF_OK or CLF_E_VERIFY with a message naming the function and the
- * instruction offset. */
-VM_INTERNAL clf_status vm_verify(const clf_program *prog, char *err,
-                                 size_t errlen);
+/* Checks every function of `prog` (see verify.c for the rules) and its
+ * call graph, and sets prog->stack_regs and prog->max_depth. Returns
+ * CLF_OK, CLF_E_VERIFY with a message naming the function and the
+ * instruction offset, CLF_E_LIMIT (the register stack of the deepest call
+ * chain passes CLF_LIMIT_REGISTERS) or CLF_E_NOMEM. */
+VM_INTERNAL clf_status vm_verify(clf_program *prog, char *err, size_t errlen);
 
 /* ---- disasm.c ---- */
 

@@ -10,9 +10,16 @@
  *     range and of the stated type, constants of the right kind, fields,
  *     header slots, subjects and tests in range, unused operands 0;
  *   - jumps go forward and land inside the function;
- *   - the last instruction is ACCEPT or REJECT, so control cannot run off
- *     the end;
- *   - on every path, each register is written before it is read.
+ *   - the last instruction is ACCEPT, REJECT, RET (a fn) or PASS (a
+ *     filter), so control cannot run off the end; RET only in a fn, PASS
+ *     only in a filter other than the entry;
+ *   - calls name a function of the right kind with arguments of its
+ *     parameter types, and a fn's result lands in a register of its type;
+ *   - on every path, each register is written before it is read (a fn's
+ *     parameters are written on entry).
+ * Then, for the whole program, the call graph must be acyclic and at
+ * most VM_MAX_CALL_DEPTH deep, so that every run terminates and the
+ * register stack of the deepest chain (prog->stack_regs) is known.
  * Because all jumps go forward, one pass in program order is a complete
  * data-flow analysis: when we reach an instruction, every path into it has
  * been seen. The state at a jump target is the intersection of the states
@@ -44,7 +51,7 @@ typedef struct verifier {
         return CLF_E_VERIFY;                                               \
     } while (0)
 
-static const char *const type_names[] = {"?", "bool", "int", "str"};
+static const char *const type_names[] = {"?", "bool", "int", "str", "ip"};
 
 static int bit(const uint64_t *s, uint32_t r) { return (int)(s[r / 64] >> (r % 64) & 1); }
 
@@ -57,13 +64,15 @@ static clf_status check_operand(verifier *v, int which, vm_operand k,
     const vm_insn *in = &v->f->code[v->pc];
     static const char names[] = "ABC";
     vm_type t = vm_operand_regtype(k);
-    if (t) {
+    if (k == VM_OPND_WANY) t = (vm_type)p->funcs[in->b].ret; /* B was checked first */
+    if (k == VM_OPND_RANY) t = (vm_type)v->f->ret;
+    if (t || k == VM_OPND_WANY || k == VM_OPND_RANY) {
         if (val >= v->f->nregs)
             VFAIL(v, "register operand %c = %u is out of range (%u registers)",
                   names[which], val, v->f->nregs);
         if (v->f->regtypes[val] != t)
             VFAIL(v, "operand %c: register %u holds %s, expected %s", names[which], val,
-                  type_names[v->f->regtypes[val] <= 3 ? v->f->regtypes[val] : 0],
+                  type_names[v->f->regtypes[val] <= VM_T_MAX ? v->f->regtypes[val] : 0],
                   type_names[t]);
         if (!vm_operand_writes(k) && defined && !bit(defined, val))
             VFAIL(v, "register %u is read before it is written on some path", val);
@@ -77,6 +86,44 @@ static clf_status check_operand(verifier *v, int which, vm_operand k,
     case VM_OPND_KI:
         if (val >= p->nconsts || p->consts[val].kind != (k == VM_OPND_KS ? VM_K_STR : VM_K_INT))
             VFAIL(v, "constant %u is not a%s constant", val, k == VM_OPND_KS ? " string" : "n integer");
+        break;
+    case VM_OPND_KIP:
+        if (val >= p->nconsts || p->consts[val].kind != VM_K_STR || p->consts[val].len != 16)
+            VFAIL(v, "constant %u is not a 16-byte IP address", val);
+        break;
+    case VM_OPND_FUNC: {
+        if (val >= p->nfuncs) VFAIL(v, "function %u is out of range (%u functions)", val, p->nfuncs);
+        int want = in->op == OP_CALL ? VM_FUNC_FN : VM_FUNC_FILTER;
+        if (p->funcs[val].kind != want)
+            VFAIL(v, "function %u is a %s, not a %s", val,
+                  p->funcs[val].kind == VM_FUNC_FN ? "fn" : "filter",
+                  want == VM_FUNC_FN ? "fn" : "filter");
+        break;
+    }
+    case VM_OPND_ARGS: {
+        const vm_func *g = &p->funcs[in->b]; /* B was checked first */
+        if (g->nparams == 0) {
+            if (val != 0) VFAIL(v, "argument base %u for a function without parameters", val);
+            break;
+        }
+        if ((uint64_t)val + g->nparams > v->f->nregs)
+            VFAIL(v, "arguments %u..%u are out of range (%u registers)", val,
+                  val + g->nparams - 1, v->f->nregs);
+        for (uint32_t i = 0; i < g->nparams; i++) {
+            if (v->f->regtypes[val + i] != g->regtypes[i])
+                VFAIL(v, "argument %u (register %u) holds %s, the parameter is %s", i, val + i,
+                      type_names[v->f->regtypes[val + i] <= VM_T_MAX ? v->f->regtypes[val + i] : 0],
+                      type_names[g->regtypes[i] <= VM_T_MAX ? g->regtypes[i] : 0]);
+            if (defined && !bit(defined, val + i))
+                VFAIL(v, "register %u is read before it is written on some path", val + i);
+        }
+        break;
+    }
+    case VM_OPND_IPSET:
+        if (val >= p->nipsets) VFAIL(v, "IP set %u is out of range (%u sets)", val, p->nipsets);
+        break;
+    case VM_OPND_CAPT:
+        if (val >= p->ncapts) VFAIL(v, "capture %u is out of range (%u captures)", val, p->ncapts);
         break;
     case VM_OPND_KR:
         if (val != VM_NO_REASON && (val >= p->nconsts || p->consts[val].kind != VM_K_STR))
@@ -119,14 +166,21 @@ static clf_status verify_func(verifier *v)
     clf_status st = CLF_OK;
 
     for (uint32_t r = 0; r < f->nregs; r++)
-        if (f->regtypes[r] < VM_T_BOOL || f->regtypes[r] > VM_T_STR) {
+        if (f->regtypes[r] < VM_T_BOOL || f->regtypes[r] > VM_T_MAX) {
             v->pc = 0;
             VFAIL(v, "register %u has unknown type %u", r, f->regtypes[r]);
         }
     uint8_t last = f->code[f->ninsns - 1].op;
-    if (last != OP_ACCEPT && last != OP_REJECT) {
+    if (last != OP_ACCEPT && last != OP_REJECT && last != OP_RET && last != OP_PASS) {
         v->pc = f->ninsns - 1;
-        VFAIL(v, "the function does not end with accept or reject");
+        VFAIL(v, "the function does not end with accept, reject, ret or pass");
+    }
+    for (uint32_t pc = 0; pc < f->ninsns; pc++) {
+        uint8_t op = f->code[pc].op;
+        v->pc = pc;
+        if (op == OP_RET && f->kind != VM_FUNC_FN) VFAIL(v, "ret in a filter");
+        if (op == OP_PASS && f->kind != VM_FUNC_FILTER) VFAIL(v, "pass in a fn");
+        if (op == OP_PASS && v->fi == v->p->entry) VFAIL(v, "pass in the entry filter");
     }
 
     /* Give each jump target a state slot. */
@@ -156,6 +210,7 @@ static clf_status verify_func(verifier *v)
 
     int reach = 1; /* reachable by falling through from the previous insn */
     memset(cur, 0, words * 8);
+    for (uint32_t r = 0; r < f->nparams; r++) cur[r / 64] |= UINT64_C(1) << (r % 64);
     for (uint32_t pc = 0; pc < f->ninsns && !st; pc++) {
         v->pc = pc;
         const vm_insn *in = &f->code[pc];
@@ -200,7 +255,9 @@ static clf_status verify_func(verifier *v)
             for (size_t w = 0; w + 1 < words; w++) ts[w] &= cur[w];
             ts[words - 1] = 1;
         }
-        if (in->op == OP_JMP || in->op == OP_ACCEPT || in->op == OP_REJECT) reach = 0;
+        if (in->op == OP_JMP || in->op == OP_ACCEPT || in->op == OP_REJECT ||
+            in->op == OP_RET || in->op == OP_PASS)
+            reach = 0;
     }
     vm_free(al, slot);
     vm_free(al, tstate);
@@ -213,14 +270,101 @@ nomem:
     return CLF_E_NOMEM;
 }
 
-clf_status vm_verify(const clf_program *p, char *err, size_t errlen)
+/* The call graph: acyclic, at most VM_MAX_CALL_DEPTH deep. An iterative
+ * depth-first search computes, per function, the registers of its deepest
+ * call chain (its own plus its deepest callee's) and that chain's length. */
+static clf_status check_calls(verifier *v, clf_program *p)
+{
+    const vm_allocator *al = &p->opts.alloc;
+    uint32_t n = p->nfuncs;
+    uint8_t *color = vm_calloc(al, n, 1);
+    uint64_t *stack = vm_calloc(al, n, sizeof *stack);
+    uint32_t *depth = vm_calloc(al, n, sizeof *depth);
+    uint32_t *work = vm_calloc(al, (size_t)n + 1, sizeof *work); /* function */
+    uint32_t *at = vm_calloc(al, (size_t)n + 1, sizeof *at);     /* its next pc */
+    clf_status st = CLF_OK;
+    if (!color || !stack || !depth || !work || !at) {
+        vm_errf(v->err, v->errlen, "out of memory while verifying calls");
+        st = CLF_E_NOMEM;
+        goto done;
+    }
+    for (uint32_t root = 0; root < n && !st; root++) {
+        if (color[root]) continue;
+        uint32_t sp = 0;
+        work[sp] = root;
+        at[sp++] = 0;
+        color[root] = 1;
+        while (sp && !st) {
+            uint32_t fi = work[sp - 1];
+            const vm_func *f = &p->funcs[fi];
+            uint32_t pc = at[sp - 1];
+            while (pc < f->ninsns && f->code[pc].op != OP_CALL && f->code[pc].op != OP_CALLF) pc++;
+            if (pc == f->ninsns) { /* done: fold the callees' results */
+                uint64_t deepest = 0;
+                uint32_t d = 0;
+                for (uint32_t i = 0; i < f->ninsns; i++)
+                    if (f->code[i].op == OP_CALL || f->code[i].op == OP_CALLF) {
+                        uint32_t g = f->code[i].b;
+                        if (stack[g] > deepest) deepest = stack[g];
+                        if (depth[g] > d) d = depth[g];
+                    }
+                stack[fi] = f->nregs + deepest;
+                depth[fi] = d + 1;
+                color[fi] = 2;
+                sp--;
+                if (depth[fi] > VM_MAX_CALL_DEPTH) {
+                    vm_errf(v->err, v->errlen, "function '%s': calls nest %u deep, more than %d",
+                            p->consts[f->name].str, depth[fi], VM_MAX_CALL_DEPTH);
+                    st = CLF_E_VERIFY;
+                }
+                continue;
+            }
+            at[sp - 1] = pc + 1;
+            uint32_t g = f->code[pc].b;
+            if (color[g] == 1) {
+                vm_errf(v->err, v->errlen, "function '%s', offset %u (%s): the call graph has a "
+                        "cycle through '%s'", p->consts[f->name].str, pc,
+                        vm_opinfo_table[f->code[pc].op].name, p->consts[p->funcs[g].name].str);
+                st = CLF_E_VERIFY;
+            } else if (color[g] == 0) {
+                color[g] = 1;
+                work[sp] = g;
+                at[sp++] = 0;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < n && !st; i++) {
+        if (stack[i] > p->stack_regs) p->stack_regs = (uint32_t)(stack[i] > UINT32_MAX ? UINT32_MAX : stack[i]);
+        if (depth[i] > p->max_depth) p->max_depth = depth[i];
+    }
+    if (!st && p->stack_regs > p->opts.registers) {
+        vm_errf(v->err, v->errlen, "the deepest chain of calls uses %u registers, over the "
+                "limit of %llu (CLF_LIMIT_REGISTERS)", p->stack_regs,
+                (unsigned long long)p->opts.registers);
+        st = CLF_E_LIMIT;
+    }
+done:
+    vm_free(al, color);
+    vm_free(al, stack);
+    vm_free(al, depth);
+    vm_free(al, work);
+    vm_free(al, at);
+    return st;
+}
+
+clf_status vm_verify(clf_program *p, char *err, size_t errlen)
 {
     verifier v = {.p = p, .err = err, .errlen = errlen};
+    if (p->funcs[p->entry].kind != VM_FUNC_FILTER) {
+        vm_errf(err, errlen, "the entry function '%s' is not a filter",
+                p->consts[p->funcs[p->entry].name].str);
+        return CLF_E_VERIFY;
+    }
     for (uint32_t f = 0; f < p->nfuncs; f++) {
         v.f = &p->funcs[f];
         v.fi = f;
         clf_status st = verify_func(&v);
         if (st) return st;
     }
-    return CLF_OK;
+    return check_calls(&v, p);
 }

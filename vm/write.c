@@ -59,7 +59,7 @@ static void enc_funcs(vm_buf *fn, vm_buf *code, vm_buf *types, vm_buf *pos,
         vm_buf_u32(fn, F->name);
         vm_buf_u32(fn, F->nregs);
         vm_buf_u32(fn, F->ninsns);
-        vm_buf_u32(fn, 0);
+        vm_buf_u32(fn, (uint32_t)F->kind | (uint32_t)F->nparams << 8 | (uint32_t)F->ret << 16);
         for (uint32_t i = 0; i < F->ninsns; i++) {
             uint8_t *q = vm_buf_grow(code, 8);
             if (q) {
@@ -109,6 +109,31 @@ clf_status vm_write(const clf_program *p, uint8_t **out, size_t *outlen,
         vm_buf_u32(&sec[VM_SEC_PAT], q->test);
         vm_buf_u32(&sec[VM_SEC_PAT], q->flags);
         vm_buf_u32(&sec[VM_SEC_PAT], q->expr);
+    }
+
+    vm_buf *ips = &sec[VM_SEC_IPSET];
+    vm_buf_u32(ips, p->nipsets);
+    vm_buf_u32(ips, p->nranges);
+    for (uint32_t i = 0; i < p->nipsets; i++) {
+        vm_buf_u32(ips, p->ipsets[i].first);
+        vm_buf_u32(ips, p->ipsets[i].count);
+    }
+    for (uint32_t i = 0; i < p->nranges; i++) {
+        vm_buf_put(ips, p->ranges[i].lo, 16);
+        vm_buf_put(ips, p->ranges[i].hi, 16);
+    }
+
+    vm_buf *cap = &sec[VM_SEC_CAPT];
+    vm_buf_u32(cap, p->ncapts);
+    vm_buf_u32(cap, 0);
+    for (uint32_t i = 0; i < p->ncapts; i++) {
+        const vm_capt *c = &p->capts[i];
+        vm_buf_u32(cap, c->subject);
+        vm_buf_u32(cap, c->test);
+        vm_buf_u32(cap, c->flags);
+        vm_buf_u32(cap, c->expr);
+        vm_buf_u32(cap, c->group);
+        vm_buf_u32(cap, 0);
     }
 
     /* Hyperscan databases: an offset table, then the serialized blobs. */

@@ -157,6 +157,19 @@ typedef void (*clf_free_fn)(void *ud, void *ptr);
 CLF_API clf_status clf_options_set_allocator(clf_options *opts, clf_alloc_fn alloc,
                                              clf_free_fn free_fn, void *ud);
 
+/* Sets which proxies are trusted to report the client's address, for
+ * `req.client_ip` (docs/language.md, "Client IP"). `list` holds IPv4 and
+ * IPv6 addresses and CIDR prefixes ("10.0.0.0/8", "fc00::/7", "::1")
+ * separated by commas and/or ASCII whitespace; an empty list (the default)
+ * trusts no proxy, so `req.client_ip` is the peer address. IPv4-mapped
+ * IPv6 addresses (::ffff:a.b.c.d) are the same as the IPv4 address.
+ * Replaces any earlier list. Returns CLF_OK, CLF_E_INVALID (NULL opts,
+ * NULL list with len > 0, or an entry that does not parse: `err` names
+ * it), or CLF_E_NOMEM. */
+CLF_API clf_status clf_options_set_trusted_proxies(clf_options *opts,
+                                                   const char *list, size_t len,
+                                                   char *err, size_t errlen);
+
 /* ------------------------------------------------------------------------ */
 /* Programs. */
 
@@ -252,6 +265,19 @@ CLF_API clf_status clf_ctx_set_query(clf_ctx *ctx, const char *ptr,
 CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
                                       size_t name_len, const char *value,
                                       size_t value_len);
+
+/* Sets the address of the peer the request came from (the TCP client:
+ * the last proxy, when there is one), as text: an IPv4 dotted quad
+ * ("192.0.2.10") or an IPv6 address (RFC 4291 section 2.2, optionally in
+ * brackets; no zone, no port). The address is parsed and copied; the
+ * bytes are not kept. `req.client_ip` is derived from it and the trusted
+ * proxies (clf_options_set_trusted_proxies). Until it is set, after
+ * clf_ctx_reset(), or when it does not parse, the peer is unknown and
+ * `req.client_ip` is the invalid address unless a trusted rule says
+ * otherwise. Returns CLF_OK, or CLF_E_INVALID (NULL ctx, NULL addr with
+ * len > 0, or an unparsable address, which is then stored as unknown).
+ * Never allocates. */
+CLF_API clf_status clf_ctx_set_peer(clf_ctx *ctx, const char *addr, size_t len);
 
 typedef enum clf_verdict_kind { CLF_REJECT = 0, CLF_ACCEPT = 1 } clf_verdict_kind;
 

@@ -137,7 +137,7 @@ with tempfile.TemporaryDirectory() as d:
     open(regs, "wb").write(b'filter main(r: Request) { if r.path.len() > 1 { reject } accept }\n')
     p = run(regs, "--check", "--max-registers", "1")
     check("--max-registers 1 refuses a filter that needs 2",
-          p.returncode == 1 and b"the filter needs more than 1 registers (classifyc --max-registers)" in p.stderr,
+          p.returncode == 1 and b"'main' needs more than 1 registers (classifyc --max-registers)" in p.stderr,
           p.stderr)
     for opt, val in (("--max-registers", "65536"), ("--max-nesting", "0"), ("--max-patterns", "-3"),
                      ("--max-source-bytes", "x")):
@@ -180,7 +180,7 @@ with tempfile.TemporaryDirectory() as d:
                        input=b"x EL019999 y\nel0199\n", capture_output=True)
     check("... and classify", r.stdout == b"reject set\tx EL019999 y\naccept\tel0199\n", r.stdout)
     p = run(big, "--dump")
-    check("... with registers reused (3 per filter)", b"filter main: 3 registers" in p.stdout,
+    check("... with registers reused (3 per filter)", b"filter F0 main: 3 registers" in p.stdout,
           p.stdout[:200])
 
     # --help documents every option.

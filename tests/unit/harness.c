@@ -23,7 +23,7 @@ uint8_t *h_compile(const char *source, size_t *len, char **diags)
     src_set src = {.ar = &ar};
     uint8_t *bin = NULL;
     *len = 0;
-    int rc = cc_compile(path, &o, &src, &ar, &bin, len);
+    int rc = cc_compile(path, &o, &src, &ar, NULL, &bin, len);
     if (diags) {
         char *buf = NULL;
         size_t blen = 0;

@@ -141,7 +141,7 @@ static void load_case(const vcase *c, char *msg, size_t msglen)
     uint32_t name_k = n;
     consts[n++] = (vm_const){VM_K_STR, 4, "main", 0};
     consts[n++] = (vm_const){VM_K_INT, 0, NULL, 1234567890123};
-    vm_func fn = {name_k, c->nregs, c->n, (vm_insn *)c->code, (uint8_t *)c->types, NULL};
+    vm_func fn = {name_k, VM_FUNC_FILTER, 0, 0, c->nregs, c->n, (vm_insn *)c->code, (uint8_t *)c->types, NULL};
     clf_program p;
     memset(&p, 0, sizeof p);
     p.consts = consts;
