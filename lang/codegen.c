@@ -82,6 +82,7 @@ typedef struct cg {
     /* Functions still to generate, in index order. */
     sym **queue;
     uint32_t nqueue, capqueue;
+    uint32_t func_base; /* 1 when a stub entry is function 0, else 0 */
     const sym *cur_fn; /* the one being generated */
     /* The function being built. */
     vm_insn *code;
@@ -360,7 +361,7 @@ static uint32_t func_index(cg *g, sym *f)
 {
     if (f->func >= 0) return (uint32_t)f->func;
     if (GROW(g, g->queue, g->capqueue, g->nqueue + 1)) return 0;
-    f->func = (int)g->nqueue;
+    f->func = (int)(g->func_base + g->nqueue);
     g->queue[g->nqueue++] = f;
     return (uint32_t)f->func;
 }
@@ -1023,6 +1024,7 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
     else {
         ast at = {.file = c->main->file};
         gen_stub_entry(&g, &at);
+        g.func_base = 1;
     }
     if (tests && collect_tests(&g, tests)) g.failed = 1;
     for (uint32_t q = 0; q < g.nqueue && !g.failed; q++) gen_function(&g, g.queue[q]);
