@@ -413,7 +413,9 @@ static long capture_for(cg *g, uint32_t s, uint32_t t, const ast *re, const ast 
 {
     vm_capture *pc;
     char msg[256];
-    clf_status st = vm_capture_new(re->str, re->slen, hs_flags_of(re), NULL, &pc, msg, sizeof msg);
+    /* Only to check the regex and count its groups: no JIT needed. */
+    clf_status st = vm_capture_new(re->str, re->slen, hs_flags_of(re) | VM_CAPTURE_NO_JIT, NULL,
+                                   &pc, msg, sizeof msg);
     if (st) {
         if (st == CLF_E_NOMEM) g->failed = 1;
         else src_error(g->c->src, re->file, re->off, "PCRE2 cannot compile this regex for "

@@ -16,8 +16,9 @@
  *   VM_CAPTURE_MATCH_LIMIT steps; skipped when that would leave fewer
  *   than FAST_MIN_STEPS per position (n above about 6,000).
  * - `safe`: the same regex with PCRE2_AUTO_CALLOUT, so that a callout
- *   runs before every item of the regex; the callout charges 1 plus the
- *   bytes the match moved forward since the previous callout, and
+ *   runs before every item of the regex; the callout charges a step, plus
+ *   one per SCAN_BYTES_PER_STEP bytes the match moved forward since the
+ *   previous callout (a repeat that scans a long run is one item), and
  *   abandons the match when the charges for the call pass
  *   VM_CAPTURE_MATCH_LIMIT. Run only when the fast pass hit its limit or
  *   overflowed the JIT stack. Auto-callouts make PCRE2 2 to 15 times
@@ -35,11 +36,12 @@
  *   bound: one item between two callouts (a fixed repeat that fails
  *   after scanning) may still cost up to n.
  * - VM_CAPTURE_DEPTH_LIMIT 1000 nested backtracking points (interpreter):
- *   a group repeated k times nests about k of them, so a group can
- *   repeat some hundreds of times, more than any header needs, while the
- *   frame vector stays at about 126 KiB + 16 KiB per group. Past 57
- *   groups that would pass VM_CAPTURE_FRAMES_MAX (1 MiB), so the scratch
- *   gets a lower depth limit instead (61 for VM_CAPTURE_MAX_GROUPS).
+ *   each group the match is inside and each repetition of a group holds
+ *   one to three (/^(?:(a)|b)*c/ matches up to 331 repetitions), more
+ *   than a header needs, while the frame vector stays at about 126 KiB
+ *   + 16 KiB per group. Past 57 groups that would pass
+ *   VM_CAPTURE_FRAMES_MAX (1 MiB), so the scratch gets a lower depth
+ *   limit instead (602 for VM_CAPTURE_MAX_GROUPS).
  * - heap limit: exactly the frame vector primed at scratch creation,
  *   (VM_CAPTURE_DEPTH_LIMIT + FRAME_SLACK) frames of the largest frame
  *   the scratch serves (PCRE2_INFO_FRAMESIZE: 128 bytes + 16 per group on
@@ -70,7 +72,9 @@
  * up the frame the limit refuses, and checks for room a frame ahead. */
 #define FRAME_SLACK 4
 /* The safe pass charges a step per this many bytes scanned: a callout
- * costs about as much as scanning 10 bytes of a repeat (JIT, x86-64). */
+ * costs several times what a byte of a repeat does, and a linear regex
+ * over a whole 64 KiB header value then spends 8,192 steps scanning,
+ * well inside the budget. */
 #define SCAN_BYTES_PER_STEP 8
 /* The least depth limit, for scratches whose frames are so big that
  * VM_CAPTURE_DEPTH_LIMIT of them would pass VM_CAPTURE_FRAMES_MAX (PCRE2
@@ -391,9 +395,6 @@ int vm_capture_match(const vm_capture *c, vm_capture_scratch *s, const char *sub
     if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT) {
         s->callouts = s->scanned = 0;
         s->last_pos = 0;
-#ifdef VM_CAPTURE_DEBUG_SAFE
-        VM_CAPTURE_DEBUG_SAFE;
-#endif
         rc = pcre2_match(c->safe, sp, n, 0, 0, s->md, s->safe);
         /* The interpreter keeps its frames in the primed vector; the
          * budget already spent still counts. */

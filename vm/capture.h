@@ -7,8 +7,9 @@
  * - it runs only after Hyperscan has proven that the regex matches the
  *   subject (the caller's duty), so it only has to find where;
  * - every match runs under limits (below) so that a pathological regex
- *   costs a bounded amount of time and memory; hitting one means "no
- *   capture", never an error;
+ *   costs bounded memory and, measured on x86-64, 2 ms at most (capture.c
+ *   lists what can still cost more); hitting a limit means "no capture",
+ *   never an error;
  * - matching allocates nothing: all memory is prepared up front, by
  *   vm_capture_new (the compiled regex) and vm_capture_scratch_new (the
  *   per-thread matching state).
@@ -28,7 +29,8 @@
  *   is compiled twice: plain, run first with VM_CAPTURE_MATCH_LIMIT /
  *   (n + 1) steps per start position; and with PCRE2_AUTO_CALLOUT, run
  *   only when the first pass hits its limit, with a callout before every
- *   item that charges 1 plus the bytes scanned since the previous one;
+ *   item of the regex that charges a step, plus one per 8 bytes the match
+ *   moved forward since the previous callout;
  * - depth limit VM_CAPTURE_DEPTH_LIMIT nested backtracking points
  *   (interpreter), lower when VM_CAPTURE_DEPTH_LIMIT frames of the
  *   scratch's biggest regex would pass VM_CAPTURE_FRAMES_MAX bytes;
@@ -64,10 +66,12 @@
  * 57 with PCRE2 10.42 on x86-64). */
 #define VM_CAPTURE_FRAMES_MAX (1u << 20)
 /* The most groups a capture regex may have (vm_capture_new refuses more)
- * and a scratch may serve: far more than a capture needs, and the most
- * whose frames stay cheap to prime (PCRE2 itself, with its default 2-byte
- * links, cannot compile much more than 8,000). */
-#define VM_CAPTURE_MAX_GROUPS 1000u
+ * and a scratch may serve: far more than a capture needs. Every group a
+ * match goes through holds a backtracking frame until the match ends, so
+ * the depth limit must stay well above the number of groups while the
+ * frames grow by 16 bytes a group: with 100 groups and
+ * VM_CAPTURE_FRAMES_MAX, the depth limit is 602. */
+#define VM_CAPTURE_MAX_GROUPS 100u
 /* Not a Hyperscan flag: a bit of vm_capture_new's hs_flags that skips JIT
  * compilation (for hosts that forbid executable memory, and for tests of
  * the interpreter path). Hyperscan's HS_FLAG_* bits are all far below. */
@@ -114,14 +118,15 @@ typedef struct vm_capture_scratch vm_capture_scratch; /* per thread / per contex
 
 /* Creates matching state able to serve any vm_capture with at most
  * max_groups groups: a PCRE2 match data with room for max_groups + 1
- * pairs, a match context holding the limits above, and the interpreter's
+ * pairs, match contexts holding the limits above (one for each pass, the
+ * second with the budget's callout), and the interpreter's
  * backtracking frame vector, allocated now at the size the depth limit
  * needs (PCRE2 allocates it on first use and keeps it in the match data;
  * it is primed here by a match that reaches the depth limit). The vector
  * is (depth limit + 4) frames of a regex with max_groups groups, with
  * PCRE2 10.42 on x86-64 128 bytes + 16 per group: 126 KiB for 0 groups,
- * 251 KiB for 8, 377 KiB for 16, 1 MiB from 57 on (the depth limit goes
- * down instead: 61 for VM_CAPTURE_MAX_GROUPS). Priming briefly needs up
+ * 251 KiB for 8, 377 KiB for 16, 1 MiB from 58 on (the depth limit goes
+ * down instead: 602 for VM_CAPTURE_MAX_GROUPS). Priming briefly needs up
  * to 1.7 times that. `al` may be NULL (malloc/free); it is copied.
  * Returns CLF_OK and stores it in *out; CLF_E_NOMEM (nothing leaked);
  * CLF_E_INVALID when out is NULL or max_groups > VM_CAPTURE_MAX_GROUPS. */
