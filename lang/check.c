@@ -24,6 +24,7 @@
 
 #include "compile.h"
 #include "ipaddr.h"
+#include "program.h" /* VM_MAX_CALL_DEPTH */
 
 typedef struct scope {
     struct scope *up;
@@ -267,21 +268,23 @@ static ty type_from_name(const char *n)
 
 /* Resolves the fn or filter a call names: `f(...)` in this module, or
  * `mod.f(...)`. Sets *is_call to 0 when `e` is a method call instead.
- * Returns NULL (reported) when the name is wrong. */
-static sym *resolve_callee(checker *ck, ast *e, int *is_call)
+ * Returns NULL (reported) when the name is wrong; `what` ("function",
+ * "filter") is what a module's constant is said not to be. */
+static sym *resolve_callee(checker *ck, ast *e, int *is_call, const char *what)
 {
     *is_call = 1;
     sym *t;
     if (!e->a) {
-        t = chk_lookup_global(ck->m, e->str);
+        t = lookup(ck, e->str);
         if (!t) {
-            sym *l = lookup(ck, e->str);
-            if (l) ERR(ck, e, "'%s' is not a function", e->str);
-            else ERR(ck, e, "unknown function '%s'", e->str);
+            ERR(ck, e, "unknown function '%s'", e->str);
             return NULL;
         }
         if (t->kind != SYM_FN && t->kind != SYM_FILTER) {
-            ERR(ck, e, "'%s' is not a function", e->str);
+            t->used = 1; /* no "never read" warning on top of this error */
+            ERR(ck, e, "'%s' is %s, not a function", e->str,
+                t->kind == SYM_CONST ? "a constant" : t->kind == SYM_IMPORT ? "a module"
+                : t->kind == SYM_PARAM ? "a parameter" : "a local");
             return NULL;
         }
         t->used = 1;
@@ -300,7 +303,7 @@ static sym *resolve_callee(checker *ck, ast *e, int *is_call)
         return NULL;
     }
     if (t->kind != SYM_FN && t->kind != SYM_FILTER) {
-        ERR(ck, e, "'%s.%s' is a constant, not a function", e->a->str, e->str);
+        ERR(ck, e, "'%s.%s' is a constant, not a %s", e->a->str, e->str, what);
         return NULL;
     }
     if (!(t->decl->flags & AST_F_PUB)) {
@@ -334,18 +337,30 @@ static void check_call_args(checker *ck, ast *e, sym *callee)
     }
 }
 
+/* "f" or "mod.f": the name the call `e` is written with, for messages. */
+static const char *called_name(checker *ck, const ast *e)
+{
+    if (!e->a || e->a->kind != AST_NAME) return e->str;
+    size_t n = strlen(e->a->str) + strlen(e->str) + 2;
+    char *q = arena_alloc(ck->c->ar, n);
+    if (!q) return e->str;
+    snprintf(q, n, "%s.%s", e->a->str, e->str);
+    return q;
+}
+
 static ty check_call(checker *ck, ast *e)
 {
     int is_call;
-    sym *callee = resolve_callee(ck, e, &is_call);
+    sym *callee = resolve_callee(ck, e, &is_call, "function");
     if (is_call) {
         if (!callee) {
             for (ast *a = e->b; a; a = a->next) check_expr(ck, a);
             return T_ERROR;
         }
         if (callee->kind == SYM_FILTER) {
+            const char *n = called_name(ck, e);
             ERR(ck, e, "'%s' is a filter: it decides a verdict, so call it as a statement, "
-                       "`%s(req)`", callee->name, callee->name);
+                       "`%s(req)`", n, n);
             return T_ERROR;
         }
         check_call_args(ck, e, callee);
@@ -589,16 +604,18 @@ static int check_block(checker *ck, ast *block);
 static void check_filter_call(checker *ck, ast *call)
 {
     int is_call;
-    sym *callee = resolve_callee(ck, call, &is_call);
+    sym *callee = resolve_callee(ck, call, &is_call, "function");
     if (!is_call) {
         ERR(ck, call, "only a filter can be called as a statement");
+        sym *y = call->a->kind == AST_NAME ? lookup(ck, call->a->str) : NULL;
+        if (y) y->used = 1; /* no "never read" warning on top of this error */
         return;
     }
     if (!callee) return;
     if (callee->kind == SYM_FN) {
+        const char *n = called_name(ck, call);
         ERR(ck, call, "the value of '%s' is not used (a statement calls a filter; to use a "
-                      "function's value, write `let x = %s(...)` or test it in `if`)",
-            callee->name, callee->name);
+                      "function's value, write `let x = %s(...)` or test it in `if`)", n, n);
         return;
     }
     if (IS_FN(ck)) {
@@ -713,10 +730,22 @@ static int check_stmt(checker *ck, ast *s)
     }
 }
 
-static void warn_unused(checker *ck, const scope *sc)
+/* Warns about the locals of `sc` never read, in the order they were
+ * declared (the scope, about to end, lists them newest first: the list is
+ * reversed in place). A local whose value was already reported as wrong
+ * (T_ERROR) gets no warning on top. */
+static void warn_unused(checker *ck, scope *sc)
 {
+    sym *rev = NULL;
+    while (sc->syms) {
+        sym *y = sc->syms;
+        sc->syms = y->next;
+        y->next = rev;
+        rev = y;
+    }
+    sc->syms = rev;
     for (const sym *y = sc->syms; y; y = y->next)
-        if (y->kind == SYM_LOCAL && !y->used && y->name[0] != '_')
+        if (y->kind == SYM_LOCAL && !y->used && y->name[0] != '_' && y->type != T_ERROR)
             src_warning(ck->c->src, y->decl->file, y->decl->off,
                         "local '%s' is never read (prefix it with '_' to keep it)", y->name);
 }
@@ -840,7 +869,14 @@ static void check_test(checker *ck, ast *t)
                 }
             } else if (d->c->kind == AST_NAME) {
                 f = chk_lookup_global(ck->m, d->c->str);
-                if (!f || f->kind != SYM_FILTER) {
+                if (f && f->kind != SYM_FILTER) {
+                    f->used = 1;
+                    ERR(ck, d->c, "'%s' is %s, not a filter", d->c->str,
+                        f->kind == SYM_FN ? "a function" : f->kind == SYM_CONST ? "a constant"
+                                                                               : "a module");
+                    continue;
+                }
+                if (!f) {
                     ERR(ck, d->c, "'%s' is not a filter of this file", d->c->str);
                     continue;
                 }
@@ -849,11 +885,11 @@ static void check_test(checker *ck, ast *t)
                 call.kind = AST_CALL;
                 call.b = NULL;
                 int is_call;
-                f = resolve_callee(ck, &call, &is_call);
-                if (!is_call) ERR(ck, d->c, "'%s' is not an imported module", d->c->a->str);
+                f = resolve_callee(ck, &call, &is_call, "filter");
+                if (!is_call) ERR(ck, d->c->a, "'%s' is not an imported module", d->c->a->str);
                 if (!f) continue;
                 if (f->kind != SYM_FILTER) {
-                    ERR(ck, d->c, "'%s' is a function, not a filter", f->name);
+                    ERR(ck, d->c, "'%s' is a function, not a filter", called_name(ck, &call));
                     continue;
                 }
             }
@@ -914,6 +950,17 @@ static void check_recursion(checker *ck)
                 frame *top = &st[n - 1];
                 call_edge *e = top->next;
                 if (!e) {
+                    /* Every callee is done now (or on the stack: a cycle,
+                     * reported). The verifier refuses chains deeper than
+                     * VM_MAX_CALL_DEPTH: say so here, once per chain, at
+                     * the function where it passes the limit. */
+                    int d = 0;
+                    for (call_edge *c = top->f->calls; c; c = c->next)
+                        if (c->callee->color == 2 && c->callee->depth > d) d = c->callee->depth;
+                    top->f->depth = d + 1;
+                    if (top->f->depth == VM_MAX_CALL_DEPTH + 1)
+                        ERR(ck, top->f->decl, "calls nest %d deep from '%s', more than %d",
+                            top->f->depth, top->f->name, VM_MAX_CALL_DEPTH);
                     top->f->color = 2;
                     n--;
                     continue;

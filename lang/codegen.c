@@ -418,8 +418,18 @@ static long capture_for(cg *g, uint32_t s, uint32_t t, const ast *re, const ast 
                                    &pc, msg, sizeof msg);
     if (st) {
         if (st == CLF_E_NOMEM) g->failed = 1;
-        else src_error(g->c->src, re->file, re->off, "PCRE2 cannot compile this regex for "
-                       "capture: %s", msg);
+        else {
+            /* The message ends in "at offset N" (capture.h): the caret
+             * goes there, as for Hyperscan's errors. */
+            uint32_t off = re->off;
+            const char *at = strstr(msg, " at offset ");
+            if (at) {
+                unsigned long n = strtoul(at + 11, NULL, 10);
+                if (n <= re->slen) off += 1 + (uint32_t)n;
+            }
+            src_error(g->c->src, re->file, off, "PCRE2 cannot compile this regex for capture: %s",
+                      msg);
+        }
         return -1;
     }
     long group;

@@ -15,6 +15,24 @@ void cc_options_init(cc_options *o)
     o->max_registers = CC_DEFAULT_MAX_REGISTERS;
 }
 
+/* Ends every diagnostic about an imported file with the chain of imports
+ * that brought the file in, so that an error in a package names the line
+ * of the user's file that imported it. */
+static void add_import_chains(compilation *c, diag *from)
+{
+    for (diag *d = from; d; d = d->next) {
+        int has_chain = 0; /* an import cycle's error already shows it */
+        for (const diag *n = d->notes; n; n = n->next)
+            if (strstr(n->msg, "is imported here")) has_chain = 1;
+        if (has_chain) continue;
+        const module *m = c->modules;
+        while (m && m->file != d->file) m = m->next;
+        for (; m && m->importer; m = m->importer)
+            src_note(c->src, d, m->importer->file, m->import_off, "\"%s\" is imported here",
+                     c->src->files[m->file].path);
+    }
+}
+
 int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
                cg_tests *tests, uint8_t **out, size_t *outlen)
 {
@@ -23,8 +41,10 @@ int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
     *outlen = 0;
     src->ar = ar;
     int rc = -1;
+    diag *last = src->last; /* diagnostics after it are this compilation's */
     if (mod_load_all(&c, path) == 0 && chk_program(&c) == 0)
         rc = cg_program(&c, tests, out, outlen);
+    add_import_chains(&c, last ? last->next : src->first);
     for (module *m = c.modules; m; m = m->next) {
         strmap_free(&m->global_index);
         free(m->global_vec);

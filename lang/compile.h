@@ -112,6 +112,7 @@ struct sym {
     /* SYM_FN, SYM_FILTER: */
     call_edge *calls; /* the functions and filters its body calls */
     int color;        /* recursion check: 0 new, 1 on the stack, 2 done */
+    int depth;        /* the longest chain of calls from here, itself included */
     int func;         /* function index in the program, or -1 (codegen) */
 };
 

@@ -17,13 +17,19 @@
 #include <assert.h>
 #include <stdlib.h>
 #include "parse.h"
-void ps_syntax_error(ps_state *ps, lx_token t);
+void ps_syntax_error(ps_state *ps, lx_token t, int chained);
 void ps_too_deep(ps_state *ps);
 }
 
 %syntax_error {
     (void)yymajor;
-    ps_syntax_error(ps, TOKEN);
+    /* The stack ending in a comparison and an expression means that
+     * `a < b` is followed by the token in error: pass the comparison
+     * on, so that `a < b < c` gets its own message. */
+    int chained = 0;
+    if (yypParser->yytos - yypParser->yystack >= 2 && yypParser->yytos->major >= YYNTOKEN)
+        chained = yypParser->yytos[-1].major;
+    ps_syntax_error(ps, TOKEN, chained);
 }
 %stack_overflow { ps_too_deep(ps); }
 

@@ -180,6 +180,9 @@ static int scan(lexer *lx, lx_token *t)
         ipv4 = dec "." dec "." dec "." dec;
         h16 = hex{1,4};
         ipv6 = (h16 ":"){7} h16 | [0-9a-fA-F:]* "::" [0-9a-fA-F:]* | [0-9a-fA-F:]* "::" [0-9a-fA-F:]* ipv4 | (h16 ":"){6} ipv4;
+        /* Shapes that can only be a mistyped address: the parser says
+         * "invalid IP address" rather than "unexpected integer". */
+        ipbad = dec ("." dec){2,} | (h16 ":"){3,} [0-9a-fA-F:.]*;
 
         $ { t->len = 0; return 0; }
         [ \t\r\n]+ { lx->cur = cur; continue; }
@@ -204,7 +207,7 @@ static int scan(lexer *lx, lx_token *t)
         "pass"   { RET(TK_PASS); }
         "test"   { RET(TK_TEST); }
         "expect" { RET(TK_EXPECT); }
-        (ipv4 | ipv6) ("/" dec)? { RET(TK_IP); }
+        (ipv4 | ipv6 | ipbad) ("/" dec)? { RET(TK_IP); }
         [A-Za-z_][A-Za-z0-9_]* { RET(TK_IDENT); }
         [0-9]+ [A-Za-z_] { return error_at(lx, tok, "invalid integer literal"); }
         [0-9]+ { RET(TK_INT); }

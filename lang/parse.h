@@ -18,8 +18,14 @@ typedef struct ps_state {
     arena *ar;
     uint32_t file;
     ast *items;   /* the file's top-level items, in order */
-    int error;    /* a syntax error was reported: stop */
+    int error;    /* a syntax error was reported: recover (parse.c) */
+    int fatal;    /* the parser's stack overflowed: stop */
+    int quiet;    /* finishing an abandoned parser: report nothing */
     uint32_t cur_off; /* offset of the token being parsed */
+    /* Offsets of the '{' not yet closed in the current item, innermost
+     * last (for "a '}' is missing" messages). */
+    uint32_t *braces;
+    uint32_t nbraces, capbraces;
 } ps_state;
 
 /* Lexer (lexer.re). */
@@ -40,9 +46,14 @@ char *lx_decode_string(arena *ar, const char *tok, uint32_t len, uint32_t *outle
 /* The spelling of a token kind for messages ("'{'", "identifier", ...). */
 const char *lx_kind_name(int kind);
 
-/* Parses file `file` of `src`; returns its items (NULL with errors
- * reported on failure). Brackets, braces and runs of '!' may nest at most
- * `max_nesting` deep (0: only the parser's own stack bounds them). */
+/* Parses file `file` of `src`; returns its items. After a syntax or
+ * lexical error it reports the error, skips to the next top-level item
+ * and goes on (at most PS_MAX_ERRORS errors per file), so that it returns
+ * the items without errors along with the errors: callers must look at
+ * src->nerrors, not only at the result. Brackets, braces and runs of '!'
+ * may nest at most `max_nesting` deep (0: only the parser's own stack
+ * bounds them); going deeper stops the file's parse. */
+#define PS_MAX_ERRORS 20
 ast *ps_parse_file(src_set *src, arena *ar, uint32_t file, unsigned max_nesting);
 
 /* Called from grammar actions. */

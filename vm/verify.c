@@ -12,7 +12,8 @@
  *   - jumps go forward and land inside the function;
  *   - the last instruction is ACCEPT, REJECT, RET (a fn) or PASS (a
  *     filter), so control cannot run off the end; RET only in a fn, PASS
- *     only in a filter other than the entry;
+ *     only in a filter other than the entry, ACCEPT and REJECT only in
+ *     filters;
  *   - calls name a function of the right kind with arguments of its
  *     parameter types, and a fn's result lands in a register of its type;
  *   - on every path, each register is written before it is read (a fn's
@@ -180,6 +181,9 @@ static clf_status verify_func(verifier *v)
         v->pc = pc;
         if (op == OP_RET && f->kind != VM_FUNC_FN) VFAIL(v, "ret in a filter");
         if (op == OP_PASS && f->kind != VM_FUNC_FILTER) VFAIL(v, "pass in a fn");
+        /* Harmless, but the language forbids it: a fn computes, a filter decides. */
+        if ((op == OP_ACCEPT || op == OP_REJECT) && f->kind != VM_FUNC_FILTER)
+            VFAIL(v, "a verdict in a fn");
         if (op == OP_PASS && v->fi == v->p->entry) VFAIL(v, "pass in the entry filter");
     }
 

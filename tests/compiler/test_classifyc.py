@@ -183,9 +183,99 @@ with tempfile.TemporaryDirectory() as d:
     check("... with registers reused (3 per filter)", b"filter F0 main: 3 registers" in p.stdout,
           p.stdout[:200])
 
+    # --test: runs the test blocks, prints a line per test and a summary,
+    # exits 0 when all pass and 1 when one fails; writes no rules file.
+    tdir = os.path.join(d, "tests")
+    os.mkdir(tdir)
+    TESTED = (b'filter check(req: Request) {\n'
+              b'    if req.client_ip in [198.51.100.0/24] { reject "bad-net" }\n'
+              b'    if req.cookie("s") == "" { pass }\n'
+              b'    if req.query_param("n").to_int() * 2 == 14 { reject "seven" }\n'
+              b'}\n'
+              b'filter main(req: Request) {\n'
+              b'    check(req)\n'
+              b'    accept "fine"\n'
+              b'}\n'
+              b'test "no cookie passes" {\n'
+              b'    expect check pass\n'
+              b'    expect accept "fine"\n'
+              b'}\n'
+              b'test "bad net behind a proxy" {\n'
+              b'    peer "10.0.0.1"\n'
+              b'    trust "10.0.0.0/8"\n'
+              b'    header "X-Forwarded-For" "198.51.100.4, 10.0.0.7"\n'
+              b'    expect reject "bad-net"\n'
+              b'}\n'
+              b'test "query and cookie" {\n'
+              b'    method "POST"\n'
+              b'    target "/p?n=7"\n'
+              b'    header "Cookie" "a=1; s=x"\n'
+              b'    expect check reject "seven"\n'
+              b'    expect reject\n'
+              b'}\n')
+    passing = os.path.join(tdir, "passing.clf")
+    open(passing, "wb").write(TESTED)
+    p = run("--test", passing)
+    check("--test: all pass exits 0", p.returncode == 0, p.stdout + p.stderr)
+    check("--test: one line per test, then the summary",
+          p.stdout == (b'ok    test "no cookie passes"\n'
+                       b'ok    test "bad net behind a proxy"\n'
+                       b'ok    test "query and cookie"\n'
+                       b'3 passed, 0 failed\n'), p.stdout)
+    check("--test writes no rules file", os.listdir(tdir) == ["passing.clf"], os.listdir(tdir))
+    failing = os.path.join(tdir, "failing.clf")
+    open(failing, "wb").write(TESTED + b'test "wrong reason" {\n'
+                                        b'    expect accept "other"\n'
+                                        b'}\n'
+                                        b'test "wrong verdict" {\n'
+                                        b'    peer "198.51.100.9"\n'
+                                        b'    expect check pass\n'
+                                        b'}\n')
+    p = run("--test", failing)
+    check("--test: a failure exits 1", p.returncode == 1, p.returncode)
+    check("--test: FAIL lines name the expect line, the filter, what was expected and got",
+          p.stdout == (b'ok    test "no cookie passes"\n'
+                       b'ok    test "bad net behind a proxy"\n'
+                       b'ok    test "query and cookie"\n'
+                       b'FAIL  ' + failing.encode() + b':28:5: test "wrong reason": main: '
+                       b'expected accept "other", got accept "fine"\n'
+                       b'FAIL  ' + failing.encode() + b':32:5: test "wrong verdict": check: '
+                       b'expected pass, got reject "bad-net"\n'
+                       b'3 passed, 2 failed\n'), p.stdout)
+    nomain = os.path.join(tdir, "nomain.clf")
+    open(nomain, "wb").write(b'pub filter f(req: Request) { if req.path == "/x" { reject "x" } }\n'
+                             b'test "t" { target "/x" expect f reject "x" }\n'
+                             b'test "u" { expect f pass }\n')
+    p = run("--test", nomain)
+    check("--test: a file without main", p.returncode == 0 and p.stdout.endswith(b"2 passed, 0 failed\n"),
+          p.stdout + p.stderr)
+    notests = os.path.join(tdir, "notests.clf")
+    open(notests, "wb").write(GOOD)
+    p = run("--test", notests)
+    check("--test: a file without tests exits 1",
+          p.returncode == 1 and p.stderr == b"classifyc: " + notests.encode() + b" has no test blocks\n",
+          p.stderr)
+    broken = os.path.join(tdir, "broken.clf")
+    open(broken, "wb").write(BAD + b'test "t" { expect accept }\n')
+    p = run("--test", broken)
+    check("--test: a source error exits 1 and runs nothing",
+          p.returncode == 1 and p.stdout == b"" and b"error: cannot compare str with int" in p.stderr,
+          p.stdout + p.stderr)
+    big = os.path.join(tdir, "bighdr.clf")
+    open(big, "wb").write(b'filter main(req: Request) { accept }\n'
+                          b'test "big" { header "X" "' + b"a" * 70000 + b'" expect accept }\n'
+                          b'test "fine" { expect accept }\n')
+    p = run("--test", big)
+    check("--test: a test that cannot run is an ERROR line and exit 2",
+          p.returncode == 2 and p.stdout == (b'ERROR ' + big.encode() + b':2:14: test "big": the value '
+                                             b"of header 'X' is 70000 bytes, over the limit of 65536 "
+                                             b'(CLF_LIMIT_HEADER_VALUE_BYTES)\n'
+                                             b'ok    test "fine"\n'
+                                             b'1 passed, 1 failed\n'), p.stdout)
+
     # --help documents every option.
     p = run("--help")
-    for opt in ("-o FILE", "-I DIR", "--check", "--dump", "--ast", "--tokens",
+    for opt in ("-o FILE", "-I DIR", "--check", "--test", "--dump", "--ast", "--tokens",
                 "--max-source-bytes", "--max-nesting", "--max-patterns", "--max-registers",
                 "--stdlib", "--version", "CLASSIFY_PATH", "exit status"):
         check("--help mentions " + opt, p.returncode == 0 and opt.encode() in p.stdout)

@@ -58,7 +58,24 @@ clf_program *h_program_opts(const char *source, const clf_options *opts)
     return p;
 }
 
+clf_program *h_program_trusted(const char *source, const char *trusted)
+{
+    clf_options *o = NULL;
+    char err[CLF_ERRMSG_SIZE];
+    cr_assert_eq(clf_options_new(&o), CLF_OK);
+    cr_assert_eq(clf_options_set_trusted_proxies(o, trusted, strlen(trusted), err, sizeof err),
+                 CLF_OK, "trusted proxies \"%s\": %s", trusted, err);
+    clf_program *p = h_program_opts(source, o);
+    clf_options_free(o);
+    return p;
+}
+
 h_result h_classify(clf_ctx *ctx, const char *request)
+{
+    return h_classify_peer(ctx, request, NULL);
+}
+
+h_result h_classify_peer(clf_ctx *ctx, const char *request, const char *peer)
 {
     /* The slices must outlive clf_eval: keep a copy for the call. */
     static char buf[1 << 16];
@@ -88,6 +105,7 @@ h_result h_classify(clf_ctx *ctx, const char *request)
         while (*v == ' ') v++;
         clf_ctx_add_header(ctx, line, (size_t)(colon - line), v, strlen(v));
     }
+    if (peer) clf_ctx_set_peer(ctx, peer, strlen(peer)); /* bad text: unknown peer */
     clf_verdict v;
     r.status = clf_eval(ctx, &v);
     if (r.status == CLF_OK) {

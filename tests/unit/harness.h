@@ -19,6 +19,9 @@ uint8_t *h_compile(const char *source, size_t *len, char **diags);
  * test on failure. */
 clf_program *h_program(const char *source);
 clf_program *h_program_opts(const char *source, const clf_options *opts);
+/* Compiles and loads with the trusted proxies `trusted` (the text that
+ * clf_options_set_trusted_proxies takes; "" trusts none). */
+clf_program *h_program_trusted(const char *source, const char *trusted);
 
 /* A request: "METHOD PATH?QUERY" then header lines "Name: value",
  * separated by '\n'. */
@@ -29,6 +32,8 @@ typedef struct h_result {
 } h_result;
 
 h_result h_classify(clf_ctx *ctx, const char *request);
+/* Like h_classify, with the peer address set to `peer` (NULL: unknown). */
+h_result h_classify_peer(clf_ctx *ctx, const char *request, const char *peer);
 /* Compiles, loads, classifies one request, frees everything. */
 h_result h_run(const char *source, const char *request);
 /* The disassembly of a program, malloc'd. */
