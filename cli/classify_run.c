@@ -8,7 +8,9 @@
  * with the default options, feeds each request to one context and prints
  * the verdict. See docs/classify-run.md for the formats.
  */
+#include "explain_out.h"
 #include "http_request.h"
+#include "out_escape.h"
 
 #include <classify.h>
 
@@ -40,6 +42,12 @@ static const char usage_text[] =
     "  --ua-file FILE     classify each line of FILE as a \"GET /\" request\n"
     "                     with that User-Agent (an empty line: no User-Agent)\n"
     "  --json             print one JSON object per request\n"
+    "  --explain          after each verdict, print the steps that led to it:\n"
+    "                     values read, comparisons, pattern tests (with the\n"
+    "                     pattern that matched), calls and branches, as\n"
+    "                     '  FILE:LINE: STEP', with the source line under the\n"
+    "                     first step on it when FILE can be read; with --json,\n"
+    "                     an \"explain\" array of {file, line, col, depth, text}\n"
     "  --help             print this help and exit\n"
     "  --version          print version information and exit\n"
     "Any FILE (or RULES.bin) may be '-' for standard input, once.\n"
@@ -50,6 +58,9 @@ static const char usage_text[] =
     "  VERDICT [REASON]           for a single request file\n"
     "  FILE: VERDICT [REASON]     for several request files\n"
     "  VERDICT [REASON]<TAB>UA    for --ua-file\n"
+    "  then, with --explain, indented lines:\n"
+    "    FILE:LINE: STEP          one per step\n"
+    "    LINE | SOURCE            the source line, under its first step\n"
     "Errors go to standard error as '" PROG ": FILE: error: MESSAGE'.\n"
     "\n"
     "Exit status:\n"
@@ -69,6 +80,7 @@ typedef struct options {
     int request_given; /* --request appeared */
     const char *ua_file;
     int json;
+    int explain;
 } options;
 
 typedef enum parse_result { ARGS_RUN, ARGS_HELP, ARGS_VERSION, ARGS_BAD } parse_result;
@@ -103,6 +115,8 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
         return ARGS_VERSION;
     if (strcmp(a, "--json") == 0) {
         o->json = 1;
+    } else if (strcmp(a, "--explain") == 0) {
+        o->explain = 1;
     } else if (strcmp(a, "--request") == 0) {
         o->request_given = 1;
         *in_request = 1;
@@ -267,89 +281,6 @@ static int read_file(const char *path, size_t max, char **out, size_t *len)
 /* ------------------------------------------------------------------------ */
 /* Output. */
 
-/* Text output keeps one request per line: control bytes are shown as
- * \xHH. Everything else is written as is (--json is the exact format). */
-static void put_text(FILE *out, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c == 0x7f)
-            fprintf(out, "\\x%02x", c);
-        else
-            putc(c, out);
-    }
-}
-
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
- * no surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t need;
-    unsigned char lo = 0x80, hi = 0xbf;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf)
-        need = 2;
-    else if (s[0] >= 0xe0 && s[0] <= 0xef)
-        need = 3;
-    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-        need = 4;
-    else
-        return 0;
-    if (s[0] == 0xe0)
-        lo = 0xa0;
-    else if (s[0] == 0xed)
-        hi = 0x9f;
-    else if (s[0] == 0xf0)
-        lo = 0x90;
-    else if (s[0] == 0xf4)
-        hi = 0x8f;
-    if (n < need || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t k = 2; k < need; k++)
-        if (s[k] < 0x80 || s[k] > 0xbf)
-            return 0;
-    return need;
-}
-
-/* A JSON string. JSON text must be Unicode, so each byte that is not part
- * of well-formed UTF-8 becomes U+FFFD. */
-static void put_json_string(FILE *out, const char *s, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)s;
-
-    putc('"', out);
-    for (size_t i = 0; i < len;) {
-        unsigned char c = u[i];
-        size_t n = utf8_len(u + i, len - i);
-        if (n == 0) {
-            fputs("\\ufffd", out);
-            i++;
-            continue;
-        }
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", out);
-        else if (c == '\r')
-            fputs("\\r", out);
-        else if (c == '\t')
-            fputs("\\t", out);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(out, "\\u%04x", c);
-        else
-            fwrite(u + i, 1, n, out);
-        i += n;
-    }
-    putc('"', out);
-}
-
-static void put_json_cstr(FILE *out, const char *s)
-{
-    put_json_string(out, s, strlen(s));
-}
-
 static const char *verdict_word(const clf_verdict *v)
 {
     return v->verdict == CLF_ACCEPT ? "accept" : "reject";
@@ -383,13 +314,14 @@ typedef struct runner {
     FILE *out;
     int json;
     int prefix; /* text output names the file: several request files */
+    explain_log *explain; /* --explain: the steps of the current request */
 } runner;
 
 /* Hands `req` to the context and evaluates. On failure writes a message to
  * err and returns -1. The request's bytes stay alive across clf_eval(), as
  * the context only borrows them. */
 static int classify(clf_ctx *ctx, const http_request *req, clf_verdict *v,
-                    char *err, size_t errlen)
+                    explain_log *explain, char *err, size_t errlen)
 {
     clf_ctx_reset(ctx);
     int rc = clf_ctx_set_method(ctx, req->method.ptr, req->method.len);
@@ -411,8 +343,16 @@ static int classify(clf_ctx *ctx, const http_request *req, clf_verdict *v,
             return -1;
         }
     }
-    if (rc == CLF_OK)
+    if (rc == CLF_OK && explain != NULL) {
+        explain_log_clear(explain);
+        rc = clf_eval_explain(ctx, v, explain_log_step, explain);
+        if (rc == CLF_OK && explain->nomem) {
+            snprintf(err, errlen, "cannot explain: out of memory");
+            return -1;
+        }
+    } else if (rc == CLF_OK) {
         rc = clf_eval(ctx, v);
+    }
     if (rc != CLF_OK) {
         snprintf(err, errlen, "cannot classify: %s%s%s", clf_strerror(rc),
                  clf_ctx_errmsg(ctx)[0] ? ": " : "", clf_ctx_errmsg(ctx));
@@ -429,6 +369,8 @@ static void report_request(const runner *r, const char *path,
         put_json_cstr(r->out, path);
         fputs(", ", r->out);
         put_verdict_json(r->out, v);
+        if (r->explain != NULL)
+            explain_log_print_json(r->explain, r->out);
         fputs("}\n", r->out);
         return;
     }
@@ -436,6 +378,8 @@ static void report_request(const runner *r, const char *path,
         fprintf(r->out, "%s: ", display_name(path));
     put_verdict_text(r->out, v);
     putc('\n', r->out);
+    if (r->explain != NULL)
+        explain_log_print_text(r->explain, r->out);
 }
 
 /* Classifies one request file. Returns 0, or -1 after printing an error. */
@@ -451,7 +395,7 @@ static int run_request_file(const runner *r, const char *path)
     clf_verdict v;
     int status = 0;
     if (http_request_parse(&req, data, len, err, sizeof err) != HTTP_PARSE_OK ||
-        classify(r->ctx, &req, &v, err, sizeof err) != 0) {
+        classify(r->ctx, &req, &v, r->explain, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s: error: %s\n", display_name(path), err);
         status = -1;
     } else {
@@ -473,6 +417,8 @@ static void report_ua(const runner *r, size_t lineno, const char *ua,
             fputs("null", r->out);
         fputs(", ", r->out);
         put_verdict_json(r->out, v);
+        if (r->explain != NULL)
+            explain_log_print_json(r->explain, r->out);
         fputs("}\n", r->out);
         return;
     }
@@ -480,6 +426,8 @@ static void report_ua(const runner *r, size_t lineno, const char *ua,
     putc('\t', r->out);
     put_text(r->out, ua, len);
     putc('\n', r->out);
+    if (r->explain != NULL)
+        explain_log_print_text(r->explain, r->out);
 }
 
 /* One line of a --ua-file: "GET /" with that User-Agent, or with no
@@ -501,7 +449,7 @@ static int run_ua_line(const runner *r, const char *name, size_t lineno,
     req.query.ptr = "";
     req.headers = &h;
     req.header_count = len > 0;
-    if (classify(r->ctx, &req, &v, err, sizeof err) != 0) {
+    if (classify(r->ctx, &req, &v, r->explain, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s:%zu: error: %s\n", name, lineno, err);
         return -1;
     }
@@ -603,15 +551,20 @@ static int load_rules(const char *path, clf_program **prog, clf_ctx **ctx)
 
 static int run(const options *o, clf_ctx *ctx)
 {
-    runner r = {ctx, stdout, o->json, o->request_count > 1};
+    explain_log log;
+    runner r = {ctx, stdout, o->json, o->request_count > 1, o->explain ? &log : NULL};
     int status = EXIT_CLASSIFIED;
 
-    if (o->ua_file != NULL)
-        return run_ua_file(&r, o->ua_file) == 0 ? EXIT_CLASSIFIED
-                                                : EXIT_BAD_INPUT;
-    for (size_t k = 0; k < o->request_count && !ferror(r.out); k++)
-        if (run_request_file(&r, o->requests[k]) != 0)
+    explain_log_init(&log);
+    if (o->ua_file != NULL) {
+        if (run_ua_file(&r, o->ua_file) != 0)
             status = EXIT_BAD_INPUT;
+    } else {
+        for (size_t k = 0; k < o->request_count && !ferror(r.out); k++)
+            if (run_request_file(&r, o->requests[k]) != 0)
+                status = EXIT_BAD_INPUT;
+    }
+    explain_log_free(&log);
     return status;
 }
 

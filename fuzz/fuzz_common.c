@@ -87,6 +87,28 @@ static int run_one(clf_ctx *ctx, const fixed_request *r, clf_verdict *v)
     return clf_eval(ctx, v);
 }
 
+static void check_step(void *ud, const clf_explain_step *s)
+{
+    (void)ud;
+    if (!s->text || s->text[s->text_len] != '\0' || strlen(s->text) != s->text_len)
+        FUZZ_FAIL("explain: a step's text is not NUL-terminated at text_len %zu", s->text_len);
+    for (size_t i = 0; i < s->text_len; i++)
+        if ((unsigned char)s->text[i] < 0x20 || (unsigned char)s->text[i] > 0x7e)
+            FUZZ_FAIL("explain: byte 0x%02x in step \"%s\"", (unsigned char)s->text[i], s->text);
+    if (s->file && strlen(s->file) > 1u << 20) /* reads every byte of it */
+        FUZZ_FAIL("explain: a file name of over 1 MiB");
+}
+
+void fuzz_check_explain(clf_ctx *ctx, clf_status st, const clf_verdict *v, const char *what)
+{
+    clf_verdict e = {CLF_ACCEPT, NULL, 0};
+    clf_status se = clf_eval_explain(ctx, &e, check_step, NULL);
+    if (se != st)
+        FUZZ_FAIL("%s: clf_eval_explain returned %d, clf_eval %d", what, se, st);
+    if (st == CLF_OK && (e.verdict != v->verdict || e.reason != v->reason))
+        FUZZ_FAIL("%s: clf_eval_explain gave another verdict than clf_eval", what);
+}
+
 void fuzz_classify_fixed(const clf_program *prog)
 {
     char err[CLF_ERRMSG_SIZE] = "";
@@ -99,6 +121,7 @@ void fuzz_classify_fixed(const clf_program *prog)
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         clf_verdict v = {CLF_ACCEPT, NULL, 0};
         st = run_one(ctx, &fixed[i], &v);
+        fuzz_check_explain(ctx, st, &v, "a fixed request");
         if (st == CLF_E_LIMIT) { /* the program outgrew the workspace */
             if (fuzz_verbose())
                 fprintf(stderr, "fuzz: fixed request %zu: %s\n", i, clf_ctx_errmsg(ctx));

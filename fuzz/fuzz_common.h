@@ -41,6 +41,12 @@ int fuzz_verbose(void);
  * anything but CLF_OK or CLF_E_LIMIT, or a verdict out of range. */
 void fuzz_classify_fixed(const clf_program *prog);
 
+/* Classifies the request set up in `ctx` again, with clf_eval_explain,
+ * and fails unless it returns `st` and, when that is CLF_OK, the verdict
+ * *v that clf_eval gave; every step must be one line of printable ASCII
+ * of the length it claims. `what` names the request in the message. */
+void fuzz_check_explain(clf_ctx *ctx, clf_status st, const clf_verdict *v, const char *what);
+
 /* Runs clf_program_disassemble into a sink that only counts bytes. */
 void fuzz_disassemble(const clf_program *prog);
 

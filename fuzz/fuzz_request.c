@@ -21,10 +21,11 @@
  * A parsed request is classified as classify-run does (cli/classify_run.c):
  * method, path, query, then the headers in order, stopping at the first
  * CLF_E_LIMIT; clf_eval must return CLF_OK (or CLF_E_LIMIT when the string
- * workspace runs out). It is classified twice: with the program loaded
- * with the default limits, as classify-run has it, and with the same
- * program loaded with tight per-request limits (tight_limits below), which
- * small inputs can reach. For both, clf_ctx_add_header must return
+ * workspace runs out), and clf_eval_explain must agree (fuzz_check_explain).
+ * It is classified twice: with the program loaded with the default
+ * limits, as classify-run has it, and with the same program loaded with
+ * tight per-request limits (tight_limits below), which small inputs can
+ * reach. For both, clf_ctx_add_header must return
  * CLF_E_LIMIT exactly when one of CLF_LIMIT_HEADERS,
  * CLF_LIMIT_HEADER_VALUE_BYTES and CLF_LIMIT_HEADER_BYTES is passed.
  * Inputs over 1 MiB are skipped.
@@ -193,6 +194,7 @@ static void classify(const loaded *l, const http_request *r)
     }
     clf_verdict v = {CLF_ACCEPT, NULL, 0};
     clf_status st = clf_eval(ctx, &v);
+    fuzz_check_explain(ctx, st, &v, l->name);
     if (st == CLF_E_LIMIT) {
         if (fuzz_verbose()) fprintf(stderr, "fuzz: %s: %s\n", l->name, clf_ctx_errmsg(ctx));
         return;

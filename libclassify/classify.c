@@ -9,6 +9,7 @@
 #include "capture.h"
 #include "classify.h"
 #include "ctx.h"
+#include "explain.h"
 #include "format.h"
 #include "ipaddr.h"
 
@@ -196,11 +197,14 @@ CLF_API clf_status clf_ctx_new(const clf_program *prog, clf_ctx **out,
         goto nomem;
     c->bits = vm_calloc(al, (prog->nbits + 63) / 64 + 1, 8);
     c->done = vm_calloc(al, (prog->nsubjects + 63) / 64 + 1, 8);
+    /* 4 bytes per pattern test, so that explaining needs no allocation. */
+    c->first_match = vm_calloc(al, (size_t)prog->nbits + 1, sizeof *c->first_match);
     c->slots = vm_calloc(al, prog->nhdrs, sizeof *c->slots);
     c->entries = vm_calloc(al, (size_t)prog->opts.headers, sizeof *c->entries);
     c->ws_cap = (size_t)prog->opts.workspace_bytes;
     c->ws = vm_malloc(al, c->ws_cap);
-    if (!c->regs || !c->frames || !c->bits || !c->done || !c->slots || !c->entries || !c->ws)
+    if (!c->regs || !c->frames || !c->bits || !c->done || !c->first_match || !c->slots ||
+        !c->entries || !c->ws)
         goto nomem;
     for (uint32_t i = 0; i < prog->nsubjects; i++) {
         hs_error_t rc = hs_alloc_scratch(prog->subjects[i].db, &c->scratch);
@@ -231,6 +235,7 @@ CLF_API void clf_ctx_free(clf_ctx *ctx)
     vm_free(al, ctx->regs);
     vm_free(al, ctx->bits);
     vm_free(al, ctx->done);
+    vm_free(al, ctx->first_match);
     vm_free(al, ctx->slots);
     vm_free(al, ctx->entries);
     vm_free(al, ctx->ws);
@@ -352,5 +357,16 @@ CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out)
     ctx->errmsg[0] = 0;
     clf_status st = vm_run(ctx, ctx->prog->entry, &v, &how);
     if (st == CLF_OK) *out = v; /* the verifier keeps pass out of the entry */
+    return st;
+}
+
+CLF_API clf_status clf_eval_explain(clf_ctx *ctx, clf_verdict *out, clf_explain_fn fn, void *ud)
+{
+    if (!ctx || !out || !fn) return CLF_E_INVALID;
+    clf_verdict v;
+    vm_outcome how;
+    ctx->errmsg[0] = 0;
+    clf_status st = vm_explain(ctx, ctx->prog->entry, &v, &how, fn, ud);
+    if (st == CLF_OK) *out = v;
     return st;
 }

@@ -65,6 +65,10 @@ struct clf_ctx {
     uint8_t client[16];    /* req.client_ip, derived on first use */
     int client_state;      /* 0 not derived yet, 1 valid, 2 invalid */
     char errmsg[160];      /* clf_ctx_errmsg() */
+    /* Per scan bit: 1 + the Hyperscan id of the test's first match, or 0;
+     * written and read by traced runs only (clf_eval_explain). Last, so
+     * that the fields vm_run uses keep their offsets. */
+    uint32_t *first_match;
 };
 
 /* What a run ended in. */
@@ -76,5 +80,23 @@ typedef enum vm_outcome { VM_DECIDED = 0, VM_PASSED = 1 } vm_outcome;
  * verified entry); or CLF_E_LIMIT / CLF_E_BACKEND. */
 VM_INTERNAL clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out,
                               vm_outcome *outcome);
+
+/* When vm_run_traced calls its hook: before an instruction runs (every
+ * instruction), or after one that finished without leaving the function
+ * or deciding (control moves on to the next instruction). */
+typedef enum vm_trace_when { VM_TRACE_BEFORE = 0, VM_TRACE_AFTER = 1 } vm_trace_when;
+
+/* The hook sees instruction `pc` of function `f`, the function's
+ * registers R (its frame of the register stack) and the call depth (0 in
+ * the filter vm_run_traced was asked to run). It must not change them. */
+typedef void (*vm_trace_fn)(void *ud, vm_trace_when when, const clf_ctx *ctx,
+                            const vm_func *f, uint32_t pc, const vm_value *R,
+                            uint32_t depth);
+
+/* vm_run with a hook (interp_trace.c: the same loop, compiled with
+ * tracing): same results, and after each scan ctx->first_match says which
+ * pattern of each test of the subject matched first. */
+VM_INTERNAL clf_status vm_run_traced(clf_ctx *ctx, uint32_t func, clf_verdict *out,
+                                     vm_outcome *outcome, vm_trace_fn hook, void *hook_ud);
 
 #endif

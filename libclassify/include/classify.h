@@ -222,8 +222,8 @@ CLF_API clf_status clf_program_disassemble(const clf_program *prog,
 typedef struct clf_ctx clf_ctx;
 
 /* Creates a context for `prog`: registers, one Hyperscan scratch big enough
- * for all the program's databases (hs_alloc_scratch), the scan bitsets and
- * the string workspace. Returns CLF_OK and stores it in *out, or
+ * for all the program's databases (hs_alloc_scratch), the scan bitsets,
+ * the string workspace and 4 bytes per pattern test for clf_eval_explain. Returns CLF_OK and stores it in *out, or
  * CLF_E_INVALID, CLF_E_NOMEM, CLF_E_BACKEND (with a message in `err`).
  * The context borrows `prog`, which must outlive it. A context may be used
  * by one thread at a time; make one per thread. */
@@ -298,6 +298,52 @@ typedef struct clf_verdict {
  * says what failed. Allocates nothing. The program always terminates:
  * bytecode jumps only forward. */
 CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out);
+
+/* One step of an explained classification (clf_eval_explain): something
+ * the rules read, computed, compared or decided, and where in the source.
+ * For example:
+ *   header "user-agent" = "Mozilla/5.0 (compatible; GPTBot/1.2)"
+ *   contains_word([161 strings]i) on header user-agent "Mozilla/5.0 (compatible;
+ *       GPTBot/1.2)" -> true: matched "GPTBot"
+ *   5 < 100 -> true
+ *   condition false: jump to line 84
+ *   reject "ai-robots-txt"
+ * The text is for people and may change between versions; do not parse
+ * it. Values are quoted and escaped (\" \\ \xHH), so the text is one line
+ * of printable ASCII; at most 80 bytes of each value are shown, then
+ * "...". */
+typedef struct clf_explain_step {
+    /* The source file as given to classifyc, or NULL when the rules file
+     * has no position for this step. Owned by the program: valid until
+     * clf_program_free(). */
+    const char *file;
+    uint32_t line, col; /* 1-based; 0 when unknown */
+    /* The step, NUL-terminated at text[text_len]. Owned by the library:
+     * valid only during the callback (copy it to keep it). */
+    const char *text;
+    size_t text_len;
+    uint32_t depth; /* call depth: 0 in `main`, 1 in what it calls, ... */
+} clf_explain_step;
+
+/* Receives the steps of clf_eval_explain, in the order they happen. It
+ * must not call into `ctx`. */
+typedef void (*clf_explain_fn)(void *ud, const clf_explain_step *step);
+
+/* clf_eval, telling `fn(ud, step)` the path the request takes through the
+ * rules: every header and field read, comparison, pattern test (with the
+ * string-set element or regex that matched), arithmetic and string or IP
+ * operation, call and return, branch, and finally the accept or reject.
+ * Returns exactly what clf_eval would return for the request, with the
+ * same verdict in *out and the same errors (on error, the steps so far
+ * have been given and *out is not written). Allocates nothing: the text
+ * is built in a buffer on the stack (about 1 KiB) and the context's
+ * memory. Slower than clf_eval, which pays nothing for this function's
+ * existence: meant for debugging a ruleset, not for every request.
+ * Errors: CLF_E_INVALID when ctx, out or fn is NULL; otherwise as
+ * clf_eval. Thread-safety: as clf_eval (one thread per context); fn runs
+ * on the calling thread. */
+CLF_API clf_status clf_eval_explain(clf_ctx *ctx, clf_verdict *out,
+                                    clf_explain_fn fn, void *ud);
 
 /* A NUL-terminated message describing the last error that clf_eval() or
  * clf_ctx_add_header() returned on `ctx` ("" when the last call
