@@ -41,6 +41,13 @@ static const char usage_text[] =
     "                     (request line and headers; a body is ignored)\n"
     "  --ua-file FILE     classify each line of FILE as a \"GET /\" request\n"
     "                     with that User-Agent (an empty line: no User-Agent)\n"
+    "  --remote-addr ADDR the peer address of every request (the TCP\n"
+    "                     client: IPv4 or IPv6); req.client_ip derives from it.\n"
+    "                     Without it the peer is unknown and req.client_ip is\n"
+    "                     the invalid address\n"
+    "  --trust-proxy LIST trust these proxies (addresses or CIDR prefixes,\n"
+    "                     comma-separated; repeatable) to report the client in\n"
+    "                     X-Forwarded-For / X-Real-IP (docs/language.md, Client IP)\n"
     "  --json             print one JSON object per request\n"
     "  --explain          after each verdict, print the steps that led to it:\n"
     "                     values read, comparisons, pattern tests (with the\n"
@@ -81,6 +88,9 @@ typedef struct options {
     const char *ua_file;
     int json;
     int explain;
+    const char *remote_addr;  /* --remote-addr, or NULL */
+    char *trusted;            /* --trust-proxy values joined with ',' (malloc'd) */
+    size_t trusted_len;
 } options;
 
 typedef enum parse_result { ARGS_RUN, ARGS_HELP, ARGS_VERSION, ARGS_BAD } parse_result;
@@ -120,6 +130,32 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
     } else if (strcmp(a, "--request") == 0) {
         o->request_given = 1;
         *in_request = 1;
+    } else if (strcmp(a, "--remote-addr") == 0 || strcmp(a, "--trust-proxy") == 0) {
+        if (*i + 1 >= argc) {
+            usage_error("option '%s' needs %s", a,
+                        a[2] == 'r' ? "an address" : "addresses or prefixes");
+            return ARGS_BAD;
+        }
+        const char *v = argv[++*i];
+        if (a[2] == 'r') {
+            if (o->remote_addr != NULL) {
+                usage_error("option '%s' given more than once", a);
+                return ARGS_BAD;
+            }
+            o->remote_addr = v;
+        } else {
+            size_t n = strlen(v);
+            char *t = realloc(o->trusted, o->trusted_len + n + 2);
+            if (t == NULL) {
+                usage_error("out of memory");
+                return ARGS_BAD;
+            }
+            memcpy(t + o->trusted_len, v, n);
+            t[o->trusted_len + n] = ',';
+            o->trusted = t;
+            o->trusted_len += n + 1;
+        }
+        *in_request = 0;
     } else if (strcmp(a, "--ua-file") == 0) {
         if (*i + 1 >= argc) {
             usage_error("option '%s' needs a file name", a);
@@ -315,15 +351,18 @@ typedef struct runner {
     int json;
     int prefix; /* text output names the file: several request files */
     explain_log *explain; /* --explain: the steps of the current request */
+    const char *remote_addr; /* --remote-addr, set on every request */
 } runner;
 
 /* Hands `req` to the context and evaluates. On failure writes a message to
  * err and returns -1. The request's bytes stay alive across clf_eval(), as
  * the context only borrows them. */
 static int classify(clf_ctx *ctx, const http_request *req, clf_verdict *v,
-                    explain_log *explain, char *err, size_t errlen)
+                    explain_log *explain, const char *remote_addr, char *err, size_t errlen)
 {
     clf_ctx_reset(ctx);
+    if (remote_addr != NULL) /* checked when the options were read */
+        clf_ctx_set_peer(ctx, remote_addr, strlen(remote_addr));
     int rc = clf_ctx_set_method(ctx, req->method.ptr, req->method.len);
     if (rc == CLF_OK)
         rc = clf_ctx_set_path(ctx, req->path.ptr, req->path.len);
@@ -395,7 +434,7 @@ static int run_request_file(const runner *r, const char *path)
     clf_verdict v;
     int status = 0;
     if (http_request_parse(&req, data, len, err, sizeof err) != HTTP_PARSE_OK ||
-        classify(r->ctx, &req, &v, r->explain, err, sizeof err) != 0) {
+        classify(r->ctx, &req, &v, r->explain, r->remote_addr, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s: error: %s\n", display_name(path), err);
         status = -1;
     } else {
@@ -449,7 +488,7 @@ static int run_ua_line(const runner *r, const char *name, size_t lineno,
     req.query.ptr = "";
     req.headers = &h;
     req.header_count = len > 0;
-    if (classify(r->ctx, &req, &v, r->explain, err, sizeof err) != 0) {
+    if (classify(r->ctx, &req, &v, r->explain, r->remote_addr, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s:%zu: error: %s\n", name, lineno, err);
         return -1;
     }
@@ -525,17 +564,29 @@ static int run_ua_file(const runner *r, const char *path)
 
 /* Loads the rules file and makes the context. Prints the error (prefixed
  * with the file name) and returns -1 on failure. */
-static int load_rules(const char *path, clf_program **prog, clf_ctx **ctx)
+static int load_rules(const char *path, const options *o, clf_program **prog, clf_ctx **ctx)
 {
     char *data = NULL;
     size_t len = 0;
     char err[CLF_ERRMSG_SIZE] = "";
+    clf_options *lo = NULL;
 
     *prog = NULL;
     *ctx = NULL;
-    if (read_file(path, MAX_RULES_BYTES, &data, &len) != 0)
+    int rc = clf_options_new(&lo);
+    if (rc == CLF_OK && o->trusted != NULL &&
+        clf_options_set_trusted_proxies(lo, o->trusted, o->trusted_len, err, sizeof err) != CLF_OK) {
+        fprintf(stderr, PROG ": --trust-proxy: error: %s\n", err);
+        clf_options_free(lo);
         return -1;
-    int rc = clf_program_load(data, len, NULL, prog, err, sizeof err);
+    }
+    if (rc != CLF_OK || read_file(path, MAX_RULES_BYTES, &data, &len) != 0) {
+        if (rc != CLF_OK) fprintf(stderr, PROG ": error: %s\n", clf_strerror(rc));
+        clf_options_free(lo);
+        return -1;
+    }
+    rc = clf_program_load(data, len, lo, prog, err, sizeof err);
+    clf_options_free(lo);
     free(data); /* the program keeps its own copy */
     if (rc == CLF_OK)
         rc = clf_ctx_new(*prog, ctx, err, sizeof err);
@@ -552,7 +603,8 @@ static int load_rules(const char *path, clf_program **prog, clf_ctx **ctx)
 static int run(const options *o, clf_ctx *ctx)
 {
     explain_log log;
-    runner r = {ctx, stdout, o->json, o->request_count > 1, o->explain ? &log : NULL};
+    runner r = {ctx, stdout, o->json, o->request_count > 1, o->explain ? &log : NULL,
+                o->remote_addr};
     int status = EXIT_CLASSIFIED;
 
     explain_log_init(&log);
@@ -594,7 +646,15 @@ int main(int argc, char **argv)
     default: {
         clf_program *prog;
         clf_ctx *ctx;
-        if (load_rules(o.rules, &prog, &ctx) != 0) {
+        if (load_rules(o.rules, &o, &prog, &ctx) != 0) {
+            status = EXIT_USAGE;
+            break;
+        }
+        if (o.remote_addr != NULL &&
+            clf_ctx_set_peer(ctx, o.remote_addr, strlen(o.remote_addr)) != CLF_OK) {
+            usage_error("--remote-addr: '%s' is not an IPv4 or IPv6 address", o.remote_addr);
+            clf_ctx_free(ctx);
+            clf_program_free(prog);
             status = EXIT_USAGE;
             break;
         }
@@ -605,6 +665,7 @@ int main(int argc, char **argv)
     }
     }
     free(o.requests);
+    free(o.trusted);
 
     errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -271,10 +271,12 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
  * ("192.0.2.10") or an IPv6 address (RFC 4291 section 2.2, optionally in
  * brackets; no zone, no port). The address is parsed and copied; the
  * bytes are not kept. `req.client_ip` is derived from it and the trusted
- * proxies (clf_options_set_trusted_proxies). Until it is set, after
+ * proxies (clf_options_set_trusted_proxies) by the rule of
+ * docs/language.md ("Client IP"; nginx's real_ip_recursive): forwarding
+ * headers count only when the peer is trusted. Until it is set, after
  * clf_ctx_reset(), or when it does not parse, the peer is unknown and
- * `req.client_ip` is the invalid address unless a trusted rule says
- * otherwise. Returns CLF_OK, or CLF_E_INVALID (NULL ctx, NULL addr with
+ * `req.client_ip` is the invalid address (headers are then never
+ * trusted). Returns CLF_OK, or CLF_E_INVALID (NULL ctx, NULL addr with
  * len > 0, or an unparsable address, which is then stored as unknown).
  * Never allocates. */
 CLF_API clf_status clf_ctx_set_peer(clf_ctx *ctx, const char *addr, size_t len);

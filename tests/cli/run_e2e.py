@@ -356,6 +356,51 @@ def check_bad_rules(tap, cr, rules, req, tmp):
                "rules file %s: exit 2, one error line naming it" % what, r)
 
 
+CLIENT_IP_CLF = '''const OFFICE = [192.0.2.0/24]
+filter main(req: Request) {
+    if !req.client_ip.valid() { reject "no-client-ip" }
+    if req.client_ip in OFFICE { accept "office" }
+    accept "outside"
+}
+'''
+
+
+def check_client_ip(tap, classifyc, cr, tmp):
+    src = os.path.join(tmp, "client_ip.clf")
+    rules = os.path.join(tmp, "client_ip.bin")
+    reqf = os.path.join(tmp, "xff.http")
+    with open(src, "w") as f:
+        f.write(CLIENT_IP_CLF)
+    with open(reqf, "wb") as f:
+        f.write(b"GET / HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 192.0.2.5, 10.0.0.2\r\n\r\n")
+    r = run([classifyc, src, "-o", rules])
+    if not tap.ok(r.rc == 0, "classifyc compiles the client-IP rules", r):
+        return
+    cases = [
+        ([], b"reject no-client-ip\n", "no --remote-addr: the client is unknown"),
+        (["--remote-addr", "127.0.0.1"], b"accept outside\n",
+         "--remote-addr without --trust-proxy: the peer, X-Forwarded-For ignored"),
+        (["--remote-addr", "127.0.0.1", "--trust-proxy", "127.0.0.0/8"], b"accept outside\n",
+         "trusted peer: the rightmost untrusted X-Forwarded-For element (10.0.0.2)"),
+        (["--remote-addr", "127.0.0.1", "--trust-proxy", "127.0.0.0/8",
+          "--trust-proxy", "10.0.0.0/8"], b"accept office\n",
+         "--trust-proxy repeated: the walk goes on past 10.0.0.2 to 192.0.2.5"),
+        (["--remote-addr", "::ffff:192.0.2.9"], b"accept office\n",
+         "an IPv4-mapped peer matches an IPv4 prefix"),
+    ]
+    for args, want, name in cases:
+        r = run([cr, rules] + args + ["--request", reqf])
+        tap.ok(r.rc == 0 and r.out == want and r.err == b"", name, r)
+    r = run([cr, rules, "--remote-addr", "nope", "--request", reqf])
+    tap.ok(r.rc == 2 and r.out == b"" and r.err_lines()[0] ==
+           "classify-run: error: --remote-addr: 'nope' is not an IPv4 or IPv6 address",
+           "a bad --remote-addr is a usage error", r)
+    r = run([cr, rules, "--trust-proxy", "10.0.0.0/33", "--request", reqf])
+    tap.ok(r.rc == 2 and r.out == b"" and r.err_lines() ==
+           ["classify-run: --trust-proxy: error: trusted proxy '10.0.0.0/33' is not an IP "
+            "address or CIDR prefix"], "a bad --trust-proxy is a usage error", r)
+
+
 def main(argv):
     if len(argv) not in (4, 5):
         sys.stderr.write("usage: %s CLASSIFYC CLASSIFY_RUN E2E_CLF [REQUESTS_DIR]\n"
@@ -387,6 +432,7 @@ def main(argv):
         check_unbounded_inputs(tap, cr, rules, req)
         check_usage(tap, cr, rules, req)
         check_bad_rules(tap, cr, rules, req, tmp)
+        check_client_ip(tap, classifyc, cr, tmp)
     tap.done()
     return 0
 
