@@ -1090,7 +1090,8 @@ int chk_program(compilation *c)
     sym *main = chk_lookup_global(c->main, "main");
     if ((!main || main->kind != SYM_FILTER) && !c->testing)
         src_error(c->src, c->main->file, 0, "no filter named 'main' in %s "
-                  "(the entry point is `filter main(req: Request) { ... }`)",
+                  "(the entry point is `filter main(req: Request) { ... }`; a package without "
+                  "one is checked by its tests, classifyc --test)",
                   c->src->files[c->main->file].path);
     if (c->ar->failed) src_error(c->src, UINT32_MAX, 0, "out of memory");
     return c->src->nerrors == before ? 0 : -1;
