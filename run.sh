@@ -3,13 +3,17 @@
 # fresh Debian 12 machine (installs missing packages, configures, builds).
 #
 #   ./run.sh demo    compile the bundled default rules (examples/main.clf)
-#                    and classify the bundled example requests
+#                    and classify the bundled example requests; then the
+#                    faked-browser example: its tests, its requests, and
+#                    --explain for one of them
 #   ./run.sh test    run the whole test suite; the last line reads
 #                    "N passed, N failed, N skipped"
 #   ./run.sh bench   run the benchmark (bench/README.md)
 #   ./run.sh bench redos
 #                    the linear-time benchmark on ReDoS attack strings
 #                    (bench/redos/README.md)
+#   ./run.sh bench serve
+#                    the classify-serve load test with wrk (bench/serve/README.md)
 #
 # Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
 # MESON_OPTS (extra `meson setup` options for a new build directory), CC.
@@ -21,7 +25,12 @@ BUILD_DIR=${BUILD_DIR:-build}
 # Debian packages the build and the tests need (README.md says why).
 PACKAGES="gcc meson ninja-build pkg-config re2c lemon libhyperscan-dev
 libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml
+libuv1-dev
 ${EXTRA_PACKAGES:-}"
+# Only run, never linked: the proxies that classify-serve's integration
+# tests (test) and its load test (bench, which also needs wrk) put in front
+# of it.
+PROXY_PACKAGES="caddy nginx haproxy"
 
 ensure_packages() {
     missing=""
@@ -34,8 +43,20 @@ ensure_packages() {
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    # caddy, nginx and haproxy are only run by the tests, on their own
+    # loopback ports: deny their packages' service starts while installing
+    # (policy-rc.d exit 101), unless the machine already has a policy.
+    policy=""
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+        $SUDO chmod 755 "$policy"
+    fi
+    rc=0
     # shellcheck disable=SC2086
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2 || rc=$?
+    [ -z "$policy" ] || $SUDO rm -f "$policy"
+    return $rc
 }
 
 build() {
@@ -56,9 +77,19 @@ demo() {
     "$BUILD_DIR/cli/classifyc" -I stdlib examples/main.clf -o "$out/rules.bin"
     echo "compiled examples/main.clf -> $out/rules.bin ($(wc -c < "$out/rules.bin") bytes)"
     "$BUILD_DIR/cli/classify-run" "$out/rules.bin" --request examples/requests/*.http
+    echo
+    echo "faked-browser checks composed from packages (examples/faked_browser.clf):"
+    "$BUILD_DIR/cli/classifyc" -I stdlib --test examples/faked_browser.clf
+    "$BUILD_DIR/cli/classifyc" -I stdlib examples/faked_browser.clf -o "$out/faked_browser.bin"
+    "$BUILD_DIR/cli/classify-run" "$out/faked_browser.bin" --request examples/browser-requests/*.http
+    echo
+    echo "why examples/browser-requests/03-copied-chrome-ua.http is rejected (--explain):"
+    "$BUILD_DIR/cli/classify-run" "$out/faked_browser.bin" --explain \
+        --request examples/browser-requests/03-copied-chrome-ua.http
 }
 
 test_suite() {
+    PACKAGES="$PACKAGES $PROXY_PACKAGES"
     build
     rc=0
     meson test -C "$BUILD_DIR" --num-processes 1 --print-errorlogs "$@" || rc=$?
@@ -70,12 +101,17 @@ case "${1:-}" in
     demo) demo ;;
     test) shift; test_suite "$@" ;;
     bench)
+        PACKAGES="$PACKAGES $PROXY_PACKAGES wrk"
         build
         shift
         if [ "${1:-}" = redos ]; then
             shift
             exec python3 bench/redos/run.py "$BUILD_DIR" "$@"
         fi
+        if [ "${1:-}" = serve ]; then
+            shift
+            exec python3 bench/serve/run.py "$BUILD_DIR" "$@"
+        fi
         exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
-    *) echo "usage: ./run.sh demo | test | bench [redos]" >&2; exit 2 ;;
+    *) echo "usage: ./run.sh demo | test | bench [redos | serve]" >&2; exit 2 ;;
 esac

@@ -10,6 +10,7 @@
  * Error positions in the copy are mapped back to the input so messages
  * name the line and byte the user sees in the file.
  */
+#include "http_token.h"
 #include "http_request.h"
 
 #include <llhttp.h>
@@ -268,13 +269,6 @@ static int on_header_field(llhttp_t *p, const char *at, size_t n)
     return 0;
 }
 
-static int is_tchar(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') ||
-           (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
 /* llhttp 8.1 lets "Name : value" and ": value" through; RFC 9112 section
  * 5.1 says a server must reject the first, and the second has no name. */
 static int on_header_field_complete(llhttp_t *p)
@@ -294,7 +288,7 @@ static int on_header_field_complete(llhttp_t *p)
         if (c == ' ' || c == '\t')
             return fail(p, name.ptr + i,
                         "whitespace between header name and colon");
-        if (!is_tchar(c))
+        if (!http_is_tchar(c))
             return fail(p, name.ptr + i, "invalid character in header name");
     }
     st->last_end = name.ptr + name.len;

@@ -1,0 +1,259 @@
+/*
+ * srv_answer.c: from a parsed request head to an answer (see
+ * srv_answer.h).
+ *
+ * pass-through: the request is the client's own; accept = 421 with an
+ *   empty body (Caddy reuses the upstream connection only then), reject =
+ *   --reject-status with the reject body.
+ * forward-auth: the request is the proxy's question; the client's method
+ *   and URI come from X-Forwarded-Method / X-Forwarded-Uri (Caddy,
+ *   Traefik) or X-Original-Method / X-Original-URI (nginx), else from the
+ *   question itself. Its other headers are the client's, which the proxy
+ *   copies. accept = --auth-accept-status, reject = --auth-reject-status.
+ * Both: every header goes to the rules as received, and the peer address
+ *   is given to the library, which derives req.client_ip from it and the
+ *   trusted proxies.
+ */
+#include "srv_answer.h"
+#include "srv_trust.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct view {
+    const char *base;
+    const char *method, *target;
+    size_t method_len, target_len;
+    int expect; /* Expect: with a body to come */
+} view;
+
+static const char *span_ptr(const view *v, srv_span s)
+{
+    return v->base + s.off;
+}
+
+#define IS(p, n, lit) srv_name_is((p), (n), (lit), sizeof(lit) - 1)
+
+/* Method and target the rules should see, by protocol. X-Forwarded-*
+ * wins over X-Original-* when both are present: it is what Caddy and
+ * Traefik set themselves, whatever the client sent. */
+static void build_view(const srv_conn *c, view *v)
+{
+    const srv_req *r = &c->req;
+    srv_span fm = {0, 0}, om = {0, 0}, fu = {0, 0}, ou = {0, 0};
+    v->base = c->in;
+    v->expect = 0;
+    for (unsigned i = 0; i < r->n; i++) {
+        const char *name = span_ptr(v, r->h[i].name);
+        size_t nl = r->h[i].name.len;
+        if (nl == 6 && IS(name, nl, "expect"))
+            v->expect = 1;
+        else if (c->l->proto != SRV_FORWARD_AUTH || nl < 14 || r->h[i].value.len == 0)
+            continue;
+        else if (IS(name, nl, "x-forwarded-method"))
+            fm = r->h[i].value;
+        else if (IS(name, nl, "x-original-method"))
+            om = r->h[i].value;
+        else if (IS(name, nl, "x-forwarded-uri"))
+            fu = r->h[i].value;
+        else if (IS(name, nl, "x-original-uri"))
+            ou = r->h[i].value;
+    }
+    srv_span m = fm.len ? fm : om.len ? om : r->method;
+    srv_span t = fu.len ? fu : ou.len ? ou : r->url;
+    v->method = span_ptr(v, m);
+    v->method_len = m.len;
+    v->target = span_ptr(v, t);
+    v->target_len = t.len;
+}
+
+/* Reject body for both protocols. */
+static void set_reject_body(const srv_server *srv, srv_answer *a)
+{
+    a->body = srv->reject.ptr;
+    a->body_len = srv->reject.len;
+    a->content_type = srv->reject.content_type;
+}
+
+/* Classifies; on success fills a->verdict and reason and returns 0. A
+ * request over the library's own limits returns 431; a failed
+ * evaluation returns -1 (the caller applies --on-error). */
+static int classify(srv_conn *c, const view *v, srv_answer *a)
+{
+    clf_ctx *ctx = srv_worker_ctx(c->w);
+    const srv_req *r = &c->req;
+    const char *path, *query;
+    size_t plen, qlen;
+
+    if (srv_split_target(v->target, v->target_len, &path, &plen, &query, &qlen) != 0)
+        return 400;
+    clf_ctx_reset(ctx);
+    clf_ctx_set_method(ctx, v->method, v->method_len);
+    clf_ctx_set_path(ctx, path, plen);
+    clf_ctx_set_query(ctx, query, qlen);
+    for (unsigned i = 0; i < r->n; i++) {
+        int rc = clf_ctx_add_header(ctx, span_ptr(v, r->h[i].name), r->h[i].name.len,
+                                    span_ptr(v, r->h[i].value), r->h[i].value.len);
+        /* Classifying without a header could give a verdict the full
+         * request would not get: refuse the request instead. */
+        if (rc == CLF_E_LIMIT)
+            return 431;
+    }
+    if (c->peer_len > 0)
+        srv_trust_set_peer(ctx, c->peer, c->peer_len);
+    clf_verdict vd;
+    if (clf_eval(ctx, &vd) != CLF_OK)
+        return -1;
+    a->verdict = vd.verdict == CLF_ACCEPT ? 1 : 0;
+    a->reason = vd.reason;
+    a->reason_len = vd.reason != NULL ? vd.reason_len : 0;
+    return 0;
+}
+
+static void answer_admin(srv_conn *c, srv_answer *a)
+{
+    srv_server *srv = c->w->srv;
+    const char *target = c->in + c->req.url.off;
+    size_t tl = c->req.url.len;
+    const char *path, *query;
+    size_t plen, qlen;
+
+    srv_count(&c->w->metrics.admin_requests, 1);
+    a->content_type = "text/plain; charset=utf-8";
+    if (srv_split_target(target, tl, &path, &plen, &query, &qlen) != 0)
+        plen = 0;
+    if (plen == 8 && memcmp(path, "/metrics", 8) == 0) {
+        srv_metrics *ws[256];
+        size_t n = srv->nworkers < 256 ? srv->nworkers : 256;
+        for (size_t i = 0; i < n; i++)
+            ws[i] = &srv->workers[i].metrics;
+        char *text;
+        size_t len;
+        if (srv_metrics_render(ws, n, &srv->g, &text, &len) != 0) {
+            a->status = 503;
+            a->body = "out of memory\n";
+            a->body_len = 14;
+            return;
+        }
+        c->owned_body = text;
+        a->status = 200;
+        a->body = text;
+        a->body_len = len;
+        a->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    } else if (plen == 8 && memcmp(path, "/healthz", 8) == 0) {
+        int stopping = atomic_load(&srv->stopping);
+        a->status = stopping ? 503 : 200;
+        a->body = stopping ? "stopping\n" : "ok\n";
+        a->body_len = strlen(a->body);
+    } else {
+        a->status = 404;
+        a->body = "Not Found\n";
+        a->body_len = 10;
+    }
+}
+
+void srv_answer_request(srv_conn *c, srv_answer *a)
+{
+    const srv_server *srv = c->w->srv;
+    const srv_config *cfg = srv->cfg;
+    view v;
+
+    a->head_only = c->parser.method == HTTP_HEAD;
+    if (c->l->proto == SRV_ADMIN) {
+        answer_admin(c, a);
+        return;
+    }
+    build_view(c, &v);
+    int rc = classify(c, &v, a);
+    if (rc == 400 || rc == 431) {
+        a->status = (unsigned)rc;
+        a->verdict = -1;
+        a->body = rc == 431 ? "Request Header Fields Too Large\n" : "Bad Request\n";
+        a->body_len = strlen(a->body);
+        a->content_type = "text/plain; charset=utf-8";
+        a->close = 1;
+        srv_count(&c->w->metrics.errors[rc == 431 ? SRV_ERR_431 : SRV_ERR_400], 1);
+        return;
+    }
+    if (rc != 0) {
+        srv_count(&c->w->metrics.errors[SRV_ERR_CLASSIFY], 1);
+        a->verdict = cfg->on_error == SRV_ON_ERROR_ACCEPT ? 1 : 0;
+        a->reason = "classify-error";
+        a->reason_len = 14;
+    }
+    srv_metrics_verdict(&c->w->metrics, a->verdict, a->reason, a->reason_len);
+    if (v.expect && (c->parser.flags & F_CHUNKED || c->parser.content_length > 0))
+        a->close = 1;
+    if (c->l->proto == SRV_PASS_THROUGH) {
+        if (a->verdict == 1) {
+            a->status = 421; /* empty body: see docs/classify-serve.md */
+        } else {
+            a->status = cfg->reject_status;
+            set_reject_body(srv, a);
+        }
+    } else {
+        if (a->verdict == 1) {
+            a->status = cfg->auth_accept_status;
+        } else {
+            a->status = cfg->auth_reject_status;
+            set_reject_body(srv, a);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Access log. */
+
+static const char *find_header(const srv_conn *c, const char *lower, size_t ll, size_t *len)
+{
+    const srv_req *r = &c->req;
+    for (unsigned i = 0; i < r->n; i++) {
+        if (srv_name_is(c->in + r->h[i].name.off, r->h[i].name.len, lower, ll)) {
+            *len = r->h[i].value.len;
+            return c->in + r->h[i].value.off;
+        }
+    }
+    *len = 0;
+    return NULL;
+}
+
+void srv_answer_log(srv_conn *c, const srv_answer *a, uint64_t duration_us)
+{
+    if (!srv_access_log_enabled())
+        return;
+    srv_worker *w = c->w;
+    srv_jline *j = &w->log;
+    view v;
+    size_t ual, xffl, hostl;
+    char ts[32];
+    struct timespec now;
+    struct tm tm;
+
+    build_view(c, &v);
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    size_t tsl = strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    tsl += (size_t)snprintf(ts + tsl, sizeof ts - tsl, ".%03ldZ", now.tv_nsec / 1000000);
+
+    const char *ua = find_header(c, "user-agent", 10, &ual);
+    const char *xff = find_header(c, "x-forwarded-for", 15, &xffl);
+    const char *host = find_header(c, "host", 4, &hostl);
+    srv_jline_begin(j);
+    srv_jline_str(j, "time", ts, tsl);
+    srv_jline_str(j, "listener", srv_proto_name(c->l->proto),
+                  strlen(srv_proto_name(c->l->proto)));
+    srv_jline_str(j, "peer", c->peer, c->peer_len);
+    srv_jline_str(j, "x_forwarded_for", xff, xffl);
+    srv_jline_str(j, "method", v.method, v.method_len);
+    srv_jline_str(j, "uri", v.target, v.target_len);
+    srv_jline_str(j, "host", host, hostl);
+    srv_jline_str(j, "user_agent", ua, ual);
+    srv_jline_num(j, "status", a->status);
+    if (a->verdict >= 0) {
+        srv_jline_str(j, "verdict", a->verdict ? "accept" : "reject", 6);
+        srv_jline_str(j, "reason", a->reason, a->reason_len);
+    }
+    srv_jline_num(j, "rules_generation", w->gen);
+    srv_jline_num(j, "duration_us", duration_us);
+    srv_jline_write(j);
+}

@@ -1,0 +1,448 @@
+/*
+ * srv_config.c: classify-serve's options. Every option is a long option
+ * taking one value (except the few flags below), so a config file is just
+ * "NAME VALUE" lines with the same names: one table serves both.
+ */
+#include "srv_config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "classify-serve"
+
+const char srv_usage_text[] =
+    "Usage: " PROG " RULES.bin [--listen ADDR]... [OPTION]...\n"
+    "       " PROG " --config FILE [OPTION]...\n"
+    "A decision service for reverse proxies: classifies each request with a\n"
+    "rules file compiled by classifyc and answers accept or reject.\n"
+    "\n"
+    "Listeners (each repeatable; at least one of --listen, --listen-auth):\n"
+    "  --listen ADDR            pass-through: the proxy forwards the request;\n"
+    "                           accept = 421 with an empty body, reject =\n"
+    "                           --reject-status with the reject body\n"
+    "  --listen-auth ADDR       forward-auth (nginx auth_request, Caddy\n"
+    "                           forward_auth, Traefik forwardAuth, HAProxy):\n"
+    "                           accept = --auth-accept-status,\n"
+    "                           reject = --auth-reject-status\n"
+    "  --listen-admin ADDR      GET /metrics (Prometheus) and GET /healthz\n"
+    "  ADDR is HOST:PORT, [IPV6]:PORT or unix:PATH.\n"
+    "\n"
+    "Classification:\n"
+    "  --trust-proxy CIDR       a proxy trusted to report the client address\n"
+    "                           (X-Forwarded-For, X-Real-IP); repeatable\n"
+    "  --threads N              worker threads, each with its own context\n"
+    "                           (default: one per CPU)\n"
+    "  --on-error accept|reject verdict when classification fails (default\n"
+    "                           accept)\n"
+    "Answers:\n"
+    "  --reject-status CODE     pass-through reject status (default 403)\n"
+    "  --reject-body TEXT       reject body (default \"Forbidden\\n\")\n"
+    "  --reject-file FILE       reject body read from FILE at start-up\n"
+    "  --reject-content-type T  (default: text/html for .html/.htm files,\n"
+    "                           else text/plain; charset=utf-8)\n"
+    "  --auth-accept-status CODE  forward-auth accept (default 200)\n"
+    "  --auth-reject-status CODE  forward-auth reject (default 403)\n"
+    "Limits:\n"
+    "  --max-header-bytes N     request line + headers (default 32768; 431)\n"
+    "  --max-headers N          header lines (default 100; 431)\n"
+    "  --max-connections N      open connections, all listeners (default 4096)\n"
+    "  --request-timeout SEC    to receive a whole request (default 10; 408)\n"
+    "  --keepalive-timeout SEC  idle connection lifetime (default 300)\n"
+    "  --shutdown-timeout SEC   grace period after SIGTERM (default 10)\n"
+    "Operations:\n"
+    "  --watch-interval SEC     reload when RULES.bin changes, checked every\n"
+    "                           SEC seconds (default 1; 0 = only on SIGHUP)\n"
+    "  --access-log FILE        JSON lines, one per request ('-' = stdout;\n"
+    "                           default off); reopened on SIGHUP\n"
+    "  --config FILE            read options from FILE: one 'NAME VALUE' per\n"
+    "                           line, NAME a long option without '--', plus\n"
+    "                           'rules FILE'; '#' starts a comment\n"
+    "  --check                  load the config and rules, then exit\n"
+    "  --help, --version\n"
+    "\n"
+    "Signals: SIGHUP reloads RULES.bin (a bad file is refused and the old\n"
+    "rules keep serving) and reopens the access log; SIGTERM or SIGINT stop\n"
+    "accepting, finish the requests in flight, then exit 0.\n"
+    "Every answer carries X-Classify-Verdict (accept or reject) and\n"
+    "X-Classify-Reason. Errors: 400 malformed, 408 too slow, 431 too large.\n";
+
+const char *srv_proto_name(srv_proto p)
+{
+    switch (p) {
+    case SRV_PASS_THROUGH: return "pass-through";
+    case SRV_FORWARD_AUTH: return "forward-auth";
+    case SRV_ADMIN: return "admin";
+    }
+    return "?";
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(PROG ": error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\nTry '" PROG " --help' for more information.\n", stderr);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The option table. */
+
+typedef enum opt_kind {
+    K_STRING,  /* char * field, replaced */
+    K_UINT,    /* unsigned field, within [min, max] */
+    K_SIZE,    /* size_t field, within [min, max] */
+    K_SECONDS, /* uint64_t milliseconds; the value is seconds, may be fractional */
+    K_LISTEN,  /* appended to listens, with proto */
+    K_TRUST,   /* appended to trusted_proxies */
+    K_STATUS,  /* unsigned HTTP status 200..599 */
+    K_ON_ERROR,
+    K_CONFIG,
+    K_FLAG
+} opt_kind;
+
+typedef struct opt_def {
+    const char *name;
+    opt_kind kind;
+    size_t offset;
+    unsigned long long min, max; /* K_UINT, K_SIZE, K_SECONDS (ms) */
+    srv_proto proto;             /* K_LISTEN */
+} opt_def;
+
+#define F(field) offsetof(srv_config, field)
+
+static const opt_def opts[] = {
+    {"listen", K_LISTEN, 0, 0, 0, SRV_PASS_THROUGH},
+    {"listen-auth", K_LISTEN, 0, 0, 0, SRV_FORWARD_AUTH},
+    {"listen-admin", K_LISTEN, 0, 0, 0, SRV_ADMIN},
+    {"rules", K_STRING, F(rules_path), 0, 0, 0},
+    {"trust-proxy", K_TRUST, 0, 0, 0, 0},
+    {"threads", K_UINT, F(threads), 1, 256, 0},
+    {"on-error", K_ON_ERROR, F(on_error), 0, 0, 0},
+    {"reject-status", K_STATUS, F(reject_status), 0, 0, 0},
+    {"reject-body", K_STRING, F(reject_body), 0, 0, 0},
+    {"reject-file", K_STRING, F(reject_file), 0, 0, 0},
+    {"reject-content-type", K_STRING, F(reject_content_type), 0, 0, 0},
+    {"auth-accept-status", K_STATUS, F(auth_accept_status), 0, 0, 0},
+    {"auth-reject-status", K_STATUS, F(auth_reject_status), 0, 0, 0},
+    {"max-header-bytes", K_SIZE, F(max_header_bytes), 1024, 1u << 20, 0},
+    {"max-headers", K_UINT, F(max_headers), 1, 256, 0},
+    {"max-connections", K_UINT, F(max_connections), 1, 1000000, 0},
+    {"request-timeout", K_SECONDS, F(request_timeout_ms), 1, 3600000, 0},
+    {"keepalive-timeout", K_SECONDS, F(keepalive_timeout_ms), 1, 86400000, 0},
+    {"shutdown-timeout", K_SECONDS, F(shutdown_timeout_ms), 0, 3600000, 0},
+    {"watch-interval", K_SECONDS, F(watch_interval_ms), 0, 3600000, 0},
+    {"access-log", K_STRING, F(access_log), 0, 0, 0},
+    {"config", K_CONFIG, 0, 0, 0, 0},
+    {"check", K_FLAG, F(check_only), 0, 0, 0},
+};
+
+static const opt_def *find_opt(const char *name)
+{
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (strcmp(opts[i].name, name) == 0)
+            return &opts[i];
+    return NULL;
+}
+
+static int parse_ull(const char *s, unsigned long long *out)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    return errno != 0 || *end != '\0' ? -1 : 0;
+}
+
+/* Seconds with up to 3 decimals ("10", "0.5") -> milliseconds. */
+static int parse_seconds(const char *s, unsigned long long *ms)
+{
+    unsigned long long whole = 0, frac = 0, scale = 1000;
+    const char *p = s;
+    if (*p < '0' || *p > '9')
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (whole > 100000000ULL)
+            return -1;
+        whole = whole * 10 + (unsigned)(*p - '0');
+    }
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return -1;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (scale > 1) {
+                scale /= 10;
+                frac += (unsigned)(*p - '0') * scale;
+            }
+        }
+    }
+    if (*p != '\0')
+        return -1;
+    *ms = whole * 1000 + frac;
+    return 0;
+}
+
+static int append_str(char **dst, const char *sep, const char *val)
+{
+    size_t old = *dst ? strlen(*dst) : 0, add = strlen(val);
+    char *n = realloc(*dst, old + strlen(sep) + add + 1);
+    if (n == NULL)
+        return -1;
+    if (old > 0) {
+        strcpy(n + old, sep);
+        old += strlen(sep);
+    }
+    memcpy(n + old, val, add + 1);
+    *dst = n;
+    return 0;
+}
+
+static int read_config_file(srv_config *cfg, const char *path, int depth);
+
+/* Applies option `o` with `val` ("" for a flag). `where` names the source
+ * in messages ("--name" or "FILE:LINE"). */
+static int apply(srv_config *cfg, const opt_def *o, const char *val,
+                 const char *where, int depth)
+{
+    char *base = (char *)cfg;
+    unsigned long long n;
+
+    switch (o->kind) {
+    case K_STRING: {
+        char *copy = strdup(val);
+        if (copy == NULL)
+            return -1;
+        char **field = (char **)(void *)(base + o->offset);
+        free(*field);
+        *field = copy;
+        return 0;
+    }
+    case K_UINT:
+    case K_SIZE:
+        if (parse_ull(val, &n) != 0 || n < o->min || n > o->max) {
+            usage_error("%s: '%s' is not a number from %llu to %llu", where, val,
+                        o->min, o->max);
+            return -1;
+        }
+        if (o->kind == K_UINT)
+            *(unsigned *)(void *)(base + o->offset) = (unsigned)n;
+        else
+            *(size_t *)(void *)(base + o->offset) = (size_t)n;
+        return 0;
+    case K_SECONDS:
+        if (parse_seconds(val, &n) != 0 || n < o->min || n > o->max) {
+            usage_error("%s: '%s' is not a number of seconds from %g to %g", where,
+                        val, (double)o->min / 1000, (double)o->max / 1000);
+            return -1;
+        }
+        *(uint64_t *)(void *)(base + o->offset) = n;
+        return 0;
+    case K_STATUS:
+        if (parse_ull(val, &n) != 0 || n < 200 || n > 599) {
+            usage_error("%s: '%s' is not an HTTP status from 200 to 599", where, val);
+            return -1;
+        }
+        *(unsigned *)(void *)(base + o->offset) = (unsigned)n;
+        return 0;
+    case K_ON_ERROR:
+        if (strcmp(val, "accept") == 0)
+            cfg->on_error = SRV_ON_ERROR_ACCEPT;
+        else if (strcmp(val, "reject") == 0)
+            cfg->on_error = SRV_ON_ERROR_REJECT;
+        else {
+            usage_error("%s: expected 'accept' or 'reject', got '%s'", where, val);
+            return -1;
+        }
+        return 0;
+    case K_LISTEN: {
+        if (val[0] == '\0') {
+            usage_error("%s: empty address", where);
+            return -1;
+        }
+        srv_listen_cfg *l = realloc(cfg->listens, (cfg->listen_count + 1) * sizeof *l);
+        if (l == NULL)
+            return -1;
+        cfg->listens = l;
+        l[cfg->listen_count].proto = o->proto;
+        if ((l[cfg->listen_count].addr = strdup(val)) == NULL)
+            return -1;
+        cfg->listen_count++;
+        return 0;
+    }
+    case K_TRUST:
+        return append_str(&cfg->trusted_proxies, ",", val);
+    case K_CONFIG:
+        return read_config_file(cfg, val, depth + 1);
+    case K_FLAG:
+        *(int *)(void *)(base + o->offset) = 1;
+        return 0;
+    }
+    return -1;
+}
+
+/* "NAME VALUE" lines; blank lines and lines starting with '#' are
+ * skipped; the value is the rest of the line, trimmed. */
+static int read_config_file(srv_config *cfg, const char *path, int depth)
+{
+    if (depth > 4) {
+        usage_error("%s: config files nested more than 4 deep", path);
+        return -1;
+    }
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        usage_error("%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[4096], where[512];
+    unsigned lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
+        lineno++;
+        snprintf(where, sizeof where, "%s:%u", path, lineno);
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+            usage_error("%s: line longer than %zu bytes", where, sizeof line - 2);
+            rc = -1;
+            break;
+        }
+        while (len > 0 && strchr(" \t\r\n", line[len - 1]))
+            line[--len] = '\0';
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0' || *p == '#')
+            continue;
+        char *name = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        if (*p)
+            *p++ = '\0';
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const opt_def *o = find_opt(name);
+        if (o == NULL) {
+            usage_error("%s: unknown option '%s'", where, name);
+            rc = -1;
+        } else if (o->kind != K_FLAG && *p == '\0') {
+            usage_error("%s: option '%s' needs a value", where, name);
+            rc = -1;
+        } else if (o->kind == K_FLAG && *p != '\0' && strcmp(p, "true") != 0) {
+            usage_error("%s: option '%s' takes no value (or 'true')", where, name);
+            rc = -1;
+        } else {
+            rc = apply(cfg, o, p, where, depth);
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+static void set_defaults(srv_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->reject_status = 403;
+    cfg->auth_accept_status = 200;
+    cfg->auth_reject_status = 403;
+    cfg->max_header_bytes = 32768;
+    cfg->max_headers = 100;
+    cfg->max_connections = 4096;
+    cfg->request_timeout_ms = 10000;
+    cfg->keepalive_timeout_ms = 300000;
+    cfg->shutdown_timeout_ms = 10000;
+    cfg->watch_interval_ms = 1000;
+}
+
+srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
+{
+    set_defaults(cfg);
+    int options_done = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!options_done && strcmp(a, "--") == 0) {
+            options_done = 1;
+            continue;
+        }
+        if (options_done || a[0] != '-' || a[1] == '\0') {
+            if (cfg->rules_path != NULL) {
+                usage_error("unexpected argument '%s' (one RULES file)", a);
+                return SRV_ARGS_BAD;
+            }
+            if ((cfg->rules_path = strdup(a)) == NULL)
+                return SRV_ARGS_BAD;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+            return SRV_ARGS_HELP;
+        if (strcmp(a, "--version") == 0)
+            return SRV_ARGS_VERSION;
+        /* --name VALUE or --name=VALUE */
+        char name[64];
+        const char *eq = strchr(a, '=');
+        size_t nlen = eq ? (size_t)(eq - a) : strlen(a);
+        const opt_def *o = NULL;
+        if (a[1] == '-' && nlen - 2 < sizeof name) {
+            memcpy(name, a + 2, nlen - 2);
+            name[nlen - 2] = '\0';
+            o = find_opt(name);
+        }
+        if (o == NULL) {
+            usage_error("unknown option '%.*s'", (int)nlen, a);
+            return SRV_ARGS_BAD;
+        }
+        const char *val = "";
+        if (o->kind == K_FLAG) {
+            if (eq) {
+                usage_error("option '--%s' takes no value", name);
+                return SRV_ARGS_BAD;
+            }
+        } else if (eq) {
+            val = eq + 1;
+        } else if (i + 1 < argc) {
+            val = argv[++i];
+        } else {
+            usage_error("option '--%s' needs a value", name);
+            return SRV_ARGS_BAD;
+        }
+        char where[80];
+        snprintf(where, sizeof where, "--%s", name);
+        if (apply(cfg, o, val, where, 0) != 0)
+            return SRV_ARGS_BAD;
+    }
+    if (cfg->rules_path == NULL) {
+        usage_error("missing the RULES file");
+        return SRV_ARGS_BAD;
+    }
+    size_t serving = 0;
+    for (size_t i = 0; i < cfg->listen_count; i++)
+        serving += cfg->listens[i].proto != SRV_ADMIN;
+    if (serving == 0 && !cfg->check_only) {
+        usage_error("nothing to serve: give --listen or --listen-auth");
+        return SRV_ARGS_BAD;
+    }
+    if (cfg->reject_body == NULL && (cfg->reject_body = strdup("Forbidden\n")) == NULL)
+        return SRV_ARGS_BAD;
+    return SRV_ARGS_RUN;
+}
+
+void srv_config_free(srv_config *cfg)
+{
+    for (size_t i = 0; i < cfg->listen_count; i++)
+        free(cfg->listens[i].addr);
+    free(cfg->listens);
+    free(cfg->rules_path);
+    free(cfg->trusted_proxies);
+    free(cfg->reject_body);
+    free(cfg->reject_file);
+    free(cfg->reject_content_type);
+    free(cfg->access_log);
+    memset(cfg, 0, sizeof *cfg);
+}

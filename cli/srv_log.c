@@ -1,0 +1,168 @@
+/*
+ * srv_log.c: error log and JSON access log (see srv_log.h).
+ */
+#include "srv_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void vlog(const char *level, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "classify-serve: %s: ", level);
+    if (n < 0)
+        return;
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    /* one fputs per line: stdio locks the stream, so threads do not mix */
+    size_t len = strlen(line);
+    if (len < sizeof line - 1)
+        line[len++] = '\n', line[len] = '\0';
+    else
+        line[sizeof line - 2] = '\n';
+    fputs(line, stderr);
+    fflush(stderr);
+}
+
+#define DEFINE_LOG(fn, level)                                                  \
+    void fn(const char *fmt, ...)                                              \
+    {                                                                          \
+        va_list ap;                                                            \
+        va_start(ap, fmt);                                                     \
+        vlog(level, fmt, ap);                                                  \
+        va_end(ap);                                                            \
+    }
+DEFINE_LOG(srv_log_info, "info")
+DEFINE_LOG(srv_log_warn, "warning")
+DEFINE_LOG(srv_log_error, "error")
+
+/* ------------------------------------------------------------------------ */
+/* Access log. The descriptor number never changes once opened: a reopen
+ * dup2()s the new file over it, which is atomic for the writers. */
+
+static _Atomic int access_fd = -1;
+static int access_is_stdout;
+
+int srv_access_log_open(const char *path)
+{
+    int fd;
+    if (strcmp(path, "-") == 0) {
+        if (atomic_load(&access_fd) < 0) {
+            access_is_stdout = 1;
+            atomic_store(&access_fd, STDOUT_FILENO);
+        }
+        return 0;
+    }
+    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        srv_log_error("%s: cannot open the access log: %s", path, strerror(errno));
+        return -1;
+    }
+    int cur = atomic_load(&access_fd);
+    if (cur < 0) {
+        atomic_store(&access_fd, fd);
+        return 0;
+    }
+    if (dup2(fd, cur) < 0) {
+        srv_log_error("%s: cannot reopen the access log: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+void srv_access_log_close(void)
+{
+    int fd = atomic_exchange(&access_fd, -1);
+    if (fd >= 0 && !access_is_stdout)
+        close(fd);
+}
+
+int srv_access_log_enabled(void)
+{
+    return atomic_load_explicit(&access_fd, memory_order_relaxed) >= 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON lines. Room for the closing "}\n" is always kept. */
+
+static void put(srv_jline *j, const char *s, size_t n)
+{
+    if (j->len + n + 2 > j->cap)
+        n = j->cap - 2 > j->len ? j->cap - 2 - j->len : 0;
+    memcpy(j->buf + j->len, s, n);
+    j->len += n;
+}
+
+void srv_jline_begin(srv_jline *j)
+{
+    j->len = 0;
+    put(j, "{", 1);
+}
+
+static void key(srv_jline *j, const char *k)
+{
+    if (j->len > 1)
+        put(j, ",", 1);
+    put(j, "\"", 1);
+    put(j, k, strlen(k));
+    put(j, "\":", 2);
+}
+
+/* JSON text must be UTF-8: bytes >= 0x80 are written as \u00XX (their
+ * Latin-1 reading), so any input gives valid JSON and stays recoverable
+ * byte for byte. */
+void srv_jline_str(srv_jline *j, const char *k, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    key(j, k);
+    if (s == NULL) {
+        put(j, "null", 4);
+        return;
+    }
+    put(j, "\"", 1);
+    for (size_t i = 0; i < len && j->len + 8 < j->cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            char e[2] = {'\\', (char)c};
+            put(j, e, 2);
+        } else if (c < 0x20 || c >= 0x7f) {
+            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            put(j, e, 6);
+        } else {
+            put(j, (const char *)&c, 1);
+        }
+    }
+    put(j, "\"", 1);
+}
+
+void srv_jline_num(srv_jline *j, const char *k, unsigned long long n)
+{
+    char num[24];
+    key(j, k);
+    int len = snprintf(num, sizeof num, "%llu", n);
+    put(j, num, (size_t)len);
+}
+
+void srv_jline_write(srv_jline *j)
+{
+    j->buf[j->len++] = '}';
+    j->buf[j->len++] = '\n';
+    int fd = atomic_load_explicit(&access_fd, memory_order_relaxed);
+    if (fd < 0)
+        return;
+    size_t off = 0;
+    while (off < j->len) {
+        ssize_t n = write(fd, j->buf + off, j->len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return; /* a full disk must not stop the service */
+        off += (size_t)n;
+    }
+}

@@ -1,0 +1,44 @@
+/*
+ * srv_log.h: classify-serve's two logs. The error log is text lines on
+ * standard error ("classify-serve: LEVEL: message"), for operators and
+ * journald. The access log (off by default) is one JSON object per
+ * request, written whole with one write(2) so lines from several worker
+ * threads never interleave.
+ */
+#ifndef CLI_SRV_LOG_H
+#define CLI_SRV_LOG_H
+
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define SRV_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SRV_PRINTF(a, b)
+#endif
+
+void srv_log_info(const char *fmt, ...) SRV_PRINTF(1, 2);
+void srv_log_warn(const char *fmt, ...) SRV_PRINTF(1, 2);
+void srv_log_error(const char *fmt, ...) SRV_PRINTF(1, 2);
+
+/* Opens (or, when already open, reopens in place, for log rotation) the
+ * access log: `path` "-" is standard output. Returns 0, or -1 after
+ * logging why (a failed reopen keeps the old file). */
+int srv_access_log_open(const char *path);
+void srv_access_log_close(void);
+int srv_access_log_enabled(void);
+
+/* A JSON line under construction, in a caller-owned buffer (one per
+ * worker: no allocation per request). Overlong fields are cut, never
+ * overflowed; the line always ends in "}\n". */
+typedef struct srv_jline {
+    char *buf;
+    size_t cap, len;
+} srv_jline;
+
+void srv_jline_begin(srv_jline *j);
+void srv_jline_str(srv_jline *j, const char *key, const char *s, size_t len);
+void srv_jline_num(srv_jline *j, const char *key, unsigned long long n);
+/* Ends the object and writes the line to the access log. */
+void srv_jline_write(srv_jline *j);
+
+#endif /* CLI_SRV_LOG_H */

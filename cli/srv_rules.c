@@ -1,0 +1,223 @@
+/*
+ * srv_rules.c: loading, publishing and releasing rules bundles.
+ */
+#include "srv_rules.h"
+#include "srv_trust.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The library's default CLF_LIMIT_FILE_BYTES: a larger file is refused by
+ * the load anyway, so do not read it (a FIFO or a huge file would
+ * otherwise be read until memory runs out). */
+#define MAX_RULES_BYTES ((size_t)64 << 20)
+
+static char *read_whole(const char *path, size_t *len, struct stat *seen, char *err,
+                        size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "cannot stat: %s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (seen != NULL)
+        *seen = st;
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    if ((size_t)st.st_size > MAX_RULES_BYTES) {
+        snprintf(err, errlen, "larger than %zu MiB", MAX_RULES_BYTES >> 20);
+        close(fd);
+        return NULL;
+    }
+    size_t cap = (size_t)st.st_size + 1, n = 0; /* +1: see a file that grew */
+    char *buf = malloc(cap);
+    if (buf == NULL) {
+        snprintf(err, errlen, "out of memory");
+        close(fd);
+        return NULL;
+    }
+    for (;;) {
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            snprintf(err, errlen, "cannot read: %s", strerror(errno));
+            free(buf);
+            close(fd);
+            return NULL;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+        if (n == cap) { /* being written right now: let the load judge it */
+            break;
+        }
+    }
+    close(fd);
+    *len = n;
+    return buf;
+}
+
+static void bundle_free(srv_rules *r)
+{
+    if (r == NULL)
+        return;
+    for (unsigned i = 0; r->ctx != NULL && i < r->nctx; i++)
+        clf_ctx_free(r->ctx[i]);
+    free(r->ctx);
+    clf_program_free(r->prog);
+    free(r);
+}
+
+/* One request through each context: a program that loads but fails to
+ * classify (a Hyperscan scratch or scan error) is caught here, not on
+ * live traffic. */
+static int smoke_test(clf_ctx *ctx, char *err, size_t errlen)
+{
+    static const char ua[] = "Mozilla/5.0 (classify-serve load check)";
+    clf_verdict v;
+    clf_ctx_reset(ctx);
+    clf_ctx_set_method(ctx, "GET", 3);
+    clf_ctx_set_path(ctx, "/", 1);
+    clf_ctx_add_header(ctx, "User-Agent", 10, ua, sizeof ua - 1);
+    srv_trust_set_peer(ctx, "127.0.0.1", 9);
+    int rc = clf_eval(ctx, &v);
+    if (rc != CLF_OK) {
+        snprintf(err, errlen, "a test classification failed: %s: %s",
+                 clf_strerror(rc), clf_ctx_errmsg(ctx));
+        return -1;
+    }
+    clf_ctx_reset(ctx);
+    return 0;
+}
+
+int srv_rules_same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+srv_rules *srv_rules_load(const char *path, const char *trusted, unsigned nctx,
+                          struct stat *seen, char *err, size_t errlen)
+{
+    size_t len = 0;
+    char *bytes = read_whole(path, &len, seen, err, errlen);
+    if (bytes == NULL)
+        return NULL;
+
+    srv_rules *r = calloc(1, sizeof *r);
+    clf_options *opts = NULL;
+    if (r == NULL || (r->ctx = calloc(nctx, sizeof *r->ctx)) == NULL ||
+        clf_options_new(&opts) != CLF_OK) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    r->nctx = nctx;
+    r->refs = 1;
+    r->file_bytes = len;
+    if (trusted != NULL && srv_trust_set_list(opts, trusted, err, errlen) != 0)
+        goto fail;
+    if (clf_program_load(bytes, len, opts, &r->prog, err, errlen) != CLF_OK)
+        goto fail;
+    for (unsigned i = 0; i < nctx; i++) {
+        if (clf_ctx_new(r->prog, &r->ctx[i], err, errlen) != CLF_OK)
+            goto fail;
+        if (smoke_test(r->ctx[i], err, errlen) != 0)
+            goto fail;
+    }
+    clf_options_free(opts);
+    free(bytes);
+    return r;
+fail:
+    clf_options_free(opts);
+    free(bytes);
+    bundle_free(r);
+    return NULL;
+}
+
+int srv_rules_holder_init(srv_rules_holder *h, srv_rules *first)
+{
+    memset(h, 0, sizeof *h);
+    if (pthread_mutex_init(&h->lock, NULL) != 0)
+        return -1;
+    first->generation = 1;
+    h->current = first;
+    atomic_store(&h->generation, 1);
+    return 0;
+}
+
+void srv_rules_publish(srv_rules_holder *h, srv_rules *r)
+{
+    pthread_mutex_lock(&h->lock);
+    srv_rules *old = h->current;
+    r->generation = old->generation + 1;
+    h->current = r;
+    atomic_store_explicit(&h->generation, r->generation, memory_order_release);
+    int last = --old->refs == 0;
+    pthread_mutex_unlock(&h->lock);
+    if (last)
+        bundle_free(old);
+}
+
+srv_rules *srv_rules_acquire(srv_rules_holder *h)
+{
+    pthread_mutex_lock(&h->lock);
+    srv_rules *r = h->current;
+    r->refs++;
+    pthread_mutex_unlock(&h->lock);
+    return r;
+}
+
+void srv_rules_release(srv_rules_holder *h, srv_rules *r, int defer)
+{
+    if (r == NULL)
+        return;
+    pthread_mutex_lock(&h->lock);
+    int last = --r->refs == 0;
+    if (last && defer) {
+        r->next_garbage = h->garbage;
+        h->garbage = r;
+    }
+    pthread_mutex_unlock(&h->lock);
+    if (last && !defer)
+        bundle_free(r);
+    else if (last && h->notify != NULL)
+        h->notify(h->notify_ud);
+}
+
+void srv_rules_collect(srv_rules_holder *h)
+{
+    pthread_mutex_lock(&h->lock);
+    srv_rules *g = h->garbage;
+    h->garbage = NULL;
+    pthread_mutex_unlock(&h->lock);
+    while (g != NULL) {
+        srv_rules *next = g->next_garbage;
+        bundle_free(g);
+        g = next;
+    }
+}
+
+void srv_rules_holder_destroy(srv_rules_holder *h)
+{
+    srv_rules *r = h->current;
+    h->current = NULL;
+    srv_rules_release(h, r, 0);
+    srv_rules_collect(h);
+    pthread_mutex_destroy(&h->lock);
+}

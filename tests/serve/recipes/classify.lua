@@ -1,0 +1,34 @@
+-- classify.lua: HAProxy (>= 2.5, built with Lua as Debian's is) asks
+-- classify-serve's forward-auth listener about each request, with
+-- core.httpclient, and leaves the answer in txn.classify_verdict and
+-- txn.classify_reason for haproxy.cfg to act on.
+-- Usage: http-request lua.classify http://IP:PORT/
+-- If classify-serve cannot be reached the verdict is "error", which
+-- haproxy.cfg lets through (fail open); match it too to fail closed.
+core.register_action("classify", { "http-req" }, function(txn, url)
+    local headers = {}
+    -- the client's headers (HAProxy's tables count from 0)
+    for name, values in pairs(txn.http:req_get_headers()) do
+        local list = {}
+        for i = 0, #values do list[#list + 1] = values[i] end
+        headers[name] = list
+    end
+    -- a GET without a body is sent, whatever the client's request had
+    headers["content-length"] = nil
+    headers["transfer-encoding"] = nil
+    headers["x-forwarded-method"] = { txn.sf:method() }
+    headers["x-forwarded-uri"] = { txn.sf:pathq() }
+    -- append the client's address, as a proxy does
+    local xff = txn.sf:req_fhdr("x-forwarded-for")
+    if xff and xff ~= "" then xff = xff .. ", " .. txn.sf:src() else xff = txn.sf:src() end
+    headers["x-forwarded-for"] = { xff }
+    local res = core.httpclient():get{ url = url, headers = headers, timeout = 2000 }
+    local verdict, reason = "error", ""
+    if res and res.headers then
+        local v, r = res.headers["x-classify-verdict"], res.headers["x-classify-reason"]
+        if v then verdict = v[0] end
+        if r then reason = r[0] end
+    end
+    txn:set_var("txn.classify_verdict", verdict)
+    txn:set_var("txn.classify_reason", reason)
+end, 1)
