@@ -453,7 +453,8 @@ static ty check_member(checker *ck, ast *e)
 static ty check_binary(checker *ck, ast *e)
 {
     ty a = check_expr(ck, e->a), b = check_expr(ck, e->b);
-    if (a == T_ERROR || b == T_ERROR) return T_BOOL;
+    if (a == T_ERROR || b == T_ERROR) /* reported already: no knock-on errors */
+        return e->kind >= AST_ADD && e->kind <= AST_MOD ? T_ERROR : T_BOOL;
     switch (e->kind) {
     case AST_OR:
     case AST_AND:
@@ -893,6 +894,9 @@ static void check_test(checker *ck, ast *t)
                     continue;
                 }
             }
+            if (d->a && d->a->slen == 0)
+                ERR(ck, d->a, "empty reason: write `expect %s` to accept any reason",
+                    d->ival == AST_V_ACCEPT ? "accept" : "reject");
             f->used = 1;
             d->sym = f;
             continue;
@@ -921,6 +925,16 @@ static void check_test(checker *ck, ast *t)
             vm_iprange r;
             if (!vm_iprange_parse(d->a->str, d->a->slen, &r))
                 ERR(ck, d->a, "not an IP address or prefix");
+        }
+        if (strcmp(d->str, "header") != 0 && strcmp(d->str, "trust") != 0) {
+            /* method, target and peer say one thing about the request */
+            const ast *prev = NULL;
+            for (const ast *o = t->b; o != d; o = o->next)
+                if (o->kind == AST_TDIR && strcmp(o->str, d->str) == 0) prev = o;
+            if (prev) {
+                diag *dg = ERR(ck, d, "'%s' is given twice in this test", d->str);
+                src_note(ck->c->src, dg, prev->file, prev->off, "first given here");
+            }
         }
     }
     if (!nexpect) ERR(ck, t, "this test expects nothing: add `expect accept`, `expect reject "

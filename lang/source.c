@@ -53,22 +53,24 @@ static diag *link_diag(src_set *s, diag *d)
 
 diag *src_warning(src_set *s, uint32_t file, uint32_t off, const char *fmt, ...)
 {
+    if (s->nwarnings++ >= SRC_MAX_SHOWN) return NULL;
     va_list ap;
     va_start(ap, fmt);
     diag *d = mkdiag(s, file, off, fmt, ap);
     va_end(ap);
-    s->nwarnings++;
     if (d) d->warning = 1;
     return link_diag(s, d);
 }
 
 diag *src_error(src_set *s, uint32_t file, uint32_t off, const char *fmt, ...)
 {
+    /* Past SRC_MAX_SHOWN errors only the count goes on: a generated file
+     * with thousands of mistakes must not take minutes to report. */
+    if (s->nerrors++ >= SRC_MAX_SHOWN) return NULL;
     va_list ap;
     va_start(ap, fmt);
     diag *d = mkdiag(s, file, off, fmt, ap);
     va_end(ap);
-    s->nerrors++;
     return link_diag(s, d);
 }
 
@@ -160,4 +162,8 @@ void src_print(const src_set *s, FILE *out)
         print_one(s, d, d->warning ? "warning" : "error", out);
         for (const diag *n = d->notes; n; n = n->next) print_one(s, n, "note", out);
     }
+    if (s->nerrors > SRC_MAX_SHOWN)
+        fprintf(out, "(%u more errors not shown)\n", s->nerrors - SRC_MAX_SHOWN);
+    if (s->nwarnings > SRC_MAX_SHOWN)
+        fprintf(out, "(%u more warnings not shown)\n", s->nwarnings - SRC_MAX_SHOWN);
 }

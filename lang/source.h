@@ -45,7 +45,10 @@ typedef struct src_set {
 uint32_t src_add(src_set *s, char *path, char *text, size_t len);
 void src_free(src_set *s);
 
-/* Records an error at file/offset. */
+/* Diagnostics of each kind recorded and printed; the rest are counted. */
+#define SRC_MAX_SHOWN 200
+
+/* Records an error at file/offset (NULL past SRC_MAX_SHOWN errors). */
 diag *src_error(src_set *s, uint32_t file, uint32_t off, const char *fmt, ...)
 #ifdef __GNUC__
     __attribute__((format(printf, 4, 5)))

@@ -273,6 +273,19 @@ with tempfile.TemporaryDirectory() as d:
                                              b'ok    test "fine"\n'
                                              b'1 passed, 1 failed\n'), p.stdout)
 
+    # Thousands of errors on one long line: at most 200 are shown, the rest
+    # counted (it took 90 s before the cap: each message scans its line).
+    many = os.path.join(d, "many.clf")
+    with open(many, "w") as f:
+        f.write("filter main(req: Request) { " +
+                " ".join("if z%d { reject }" % i for i in range(20000)) + " accept }\n")
+    p = run("--check", many)
+    err = p.stderr.decode("utf-8", "replace")
+    check("20,000 errors: 200 shown, the rest counted",
+          p.returncode == 1 and err.count(": error: ") == 200 and
+          "(19800 more errors not shown)" in err and err.endswith("classifyc: 20000 errors\n"),
+          err[-300:])
+
     # --help documents every option.
     p = run("--help")
     for opt in ("-o FILE", "-I DIR", "--check", "--test", "--dump", "--ast", "--tokens",
