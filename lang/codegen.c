@@ -405,6 +405,57 @@ static uint32_t hs_flags_of(const ast *re)
            (re->flags & AST_F_MULTILINE ? HS_FLAG_MULTILINE : 0);
 }
 
+/* Whether a regex repeats, without bound, a group that itself repeats or
+ * alternates: (a+)+, (?:x|y)*, (?:[^;]+; ?)+. On a long value such a
+ * regex can exhaust the capture budget (vm/capture.h), and the capture
+ * is then "": a client could pad its header to get there. A heuristic on
+ * the text: it skips escapes and character classes and reports the
+ * offset of the repeated group's ')' in *at. */
+static int repeats_a_repeating_group(const char *re, uint32_t n, uint32_t *at)
+{
+    enum { MAXD = 64 };
+    int inner[MAXD] = {0}; /* per open group: it repeats or alternates */
+    int depth = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        char c = re[i];
+        if (c == '\\') {
+            i++;
+            continue;
+        }
+        if (c == '[') { /* a class: to its closing ']' */
+            i++;
+            if (i < n && re[i] == '^') i++;
+            if (i < n && re[i] == ']') i++;
+            while (i < n && re[i] != ']') i += re[i] == '\\' ? 2 : 1;
+            continue;
+        }
+        if (c == '(') {
+            if (depth < MAXD) inner[depth] = 0;
+            depth++;
+        } else if (c == ')' && depth > 0) {
+            depth--;
+            int busy = depth < MAXD && inner[depth];
+            char q = i + 1 < n ? re[i + 1] : 0;
+            int unbounded = q == '*' || q == '+';
+            if (q == '{') { /* {n,} is unbounded; {n} and {n,m} are not */
+                uint32_t k = i + 2;
+                while (k < n && re[k] >= '0' && re[k] <= '9') k++;
+                unbounded = k + 1 < n && re[k] == ',' && re[k + 1] == '}';
+            }
+            if (busy && unbounded) {
+                *at = i;
+                return 1;
+            }
+            /* A repeated group makes its enclosing group repeat, too. */
+            if (depth > 0 && depth - 1 < MAXD && (busy || q == '*' || q == '+' || q == '{' || q == '?'))
+                inner[depth - 1] = 1;
+        } else if ((c == '*' || c == '+' || c == '{' || c == '|') && depth > 0 && depth - 1 < MAXD) {
+            inner[depth - 1] = 1;
+        }
+    }
+    return 0;
+}
+
 /* A capture of `re`'s group `grp` proven by test t of subject s. The
  * regex is compiled with PCRE2 here too, so that a regex PCRE2 refuses,
  * or a group it does not have, is a compile error, and named groups
@@ -448,6 +499,11 @@ static long capture_for(cg *g, uint32_t s, uint32_t t, const ast *re, const ast 
     }
     vm_capture_free(pc);
     if (group < 0) return -1;
+    uint32_t rep;
+    if (repeats_a_repeating_group(re->str, re->slen, &rep))
+        src_warning(g->c->src, re->file, re->off + 1 + rep,
+                    "this capture regex repeats a group that itself repeats: on a long value "
+                    "it can run out of its budget and capture \"\" (docs/language.md, Captures)");
     uint32_t expr = k_str(g, re->str, re->slen);
     for (uint32_t i = 0; i < g->ncapts; i++)
         if (g->capts[i].subject == s && g->capts[i].test == t && g->capts[i].expr == expr &&
