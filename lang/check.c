@@ -392,10 +392,10 @@ static ty check_call(checker *ck, ast *e)
         return T_ERROR;
     }
     e->method = md->id;
-    int k = 0, bad = 0;
-    for (ast *a = e->b; a; a = a->next, k++)
-        if (check_method_arg(ck, e, md, md->args[k], a)) bad = 1;
-    (void)bad; /* the result type stands: the call itself is well formed */
+    /* A wrong argument is reported by check_method_arg; the result type
+     * stands, since the call itself is well formed. */
+    int k = 0;
+    for (ast *a = e->b; a; a = a->next, k++) check_method_arg(ck, e, md, md->args[k], a);
     return md->result;
 }
 
