@@ -22,31 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
-#include "ipaddr.h"
-#include "program.h" /* VM_MAX_CALL_DEPTH */
+#include "check.h"
 
-typedef struct scope {
-    struct scope *up;
-    sym *syms;
-} scope;
-
-typedef struct checker {
-    compilation *c;
-    module *m;
-    scope *sc;
-    sym *fn;        /* the fn or filter whose body is being checked */
-    unsigned depth; /* expression nesting (CC_MAX_EXPR_DEPTH) */
-    int too_deep;   /* reported once */
-} checker;
-
-static const char *const type_names[] = {
+const char *const chk_type_names[] = {
     "?", "<error>", "bool", "int", "str", "set", "regex", "Request", "module",
     "ip", "ip set"};
 
-#define IS_FN(ck) ((ck)->fn && (ck)->fn->kind == SYM_FN)
-
-#define ERR(ck, node, ...) src_error((ck)->c->src, (node)->file, (node)->off, __VA_ARGS__)
 
 sym *chk_lookup_global(const module *m, const char *name)
 {
@@ -214,20 +195,20 @@ static int check_method_arg(checker *ck, ast *e, const method_desc *md, int k, a
     switch (k) {
     case A_STRSET:
         if (at != T_STR && at != T_SET) {
-            ERR(ck, arg, "'%s' takes a str or a set, not %s", md->name, type_names[at]);
+            ERR(ck, arg, "'%s' takes a str or a set, not %s", md->name, chk_type_names[at]);
             return -1;
         }
         return 0;
     case A_REGEX:
         if (at != T_REGEX) {
             ERR(ck, arg, "'%s' takes a regex literal such as /^abc/, not %s", md->name,
-                type_names[at]);
+                chk_type_names[at]);
             return -1;
         }
         return 0;
     case A_HDRNAME:
         if (at != T_STR) {
-            ERR(ck, arg, "'%s' takes a header name (str), not %s", md->name, type_names[at]);
+            ERR(ck, arg, "'%s' takes a header name (str), not %s", md->name, chk_type_names[at]);
             return -1;
         }
         if (lowercase_header_name(ck, e, arg, &e->oname)) return -1;
@@ -237,7 +218,7 @@ static int check_method_arg(checker *ck, ast *e, const method_desc *md, int k, a
     case A_INT:
         if (at != (k == A_STR ? T_STR : T_INT)) {
             ERR(ck, arg, "'%s' takes %s here, not %s", md->name, k == A_STR ? "a str" : "an int",
-                type_names[at]);
+                chk_type_names[at]);
             return -1;
         }
         return 0;
@@ -270,7 +251,7 @@ static ty type_from_name(const char *n)
  * `mod.f(...)`. Sets *is_call to 0 when `e` is a method call instead.
  * Returns NULL (reported) when the name is wrong; `what` ("function",
  * "filter") is what a module's constant is said not to be. */
-static sym *resolve_callee(checker *ck, ast *e, int *is_call, const char *what)
+sym *chk_resolve_callee(checker *ck, ast *e, int *is_call, const char *what)
 {
     *is_call = 1;
     sym *t;
@@ -333,12 +314,12 @@ static void check_call_args(checker *ck, ast *e, sym *callee)
         ty at = check_expr(ck, a);
         if (at != T_ERROR && p->type != T_ERROR && at != p->type)
             ERR(ck, a, "argument '%s' of '%s' is %s, not %s", p->str, callee->name,
-                type_names[p->type], type_names[at]);
+                chk_type_names[p->type], chk_type_names[at]);
     }
 }
 
 /* "f" or "mod.f": the name the call `e` is written with, for messages. */
-static const char *called_name(checker *ck, const ast *e)
+const char *chk_called_name(checker *ck, const ast *e)
 {
     if (!e->a || e->a->kind != AST_NAME) return e->str;
     size_t n = strlen(e->a->str) + strlen(e->str) + 2;
@@ -351,14 +332,14 @@ static const char *called_name(checker *ck, const ast *e)
 static ty check_call(checker *ck, ast *e)
 {
     int is_call;
-    sym *callee = resolve_callee(ck, e, &is_call, "function");
+    sym *callee = chk_resolve_callee(ck, e, &is_call, "function");
     if (is_call) {
         if (!callee) {
             for (ast *a = e->b; a; a = a->next) check_expr(ck, a);
             return T_ERROR;
         }
         if (callee->kind == SYM_FILTER) {
-            const char *n = called_name(ck, e);
+            const char *n = chk_called_name(ck, e);
             ERR(ck, e, "'%s' is a filter: it decides a verdict, so call it as a statement, "
                        "`%s(req)`", n, n);
             return T_ERROR;
@@ -383,7 +364,7 @@ static ty check_call(checker *ck, ast *e)
         return md ? md->result : T_ERROR;
     }
     if (!md) {
-        ERR(ck, e, "%s has no method '%s'", type_names[rt], e->str);
+        ERR(ck, e, "%s has no method '%s'", chk_type_names[rt], e->str);
         return T_ERROR;
     }
     if (nargs != md->nargs) {
@@ -446,7 +427,7 @@ static ty check_member(checker *ck, ast *e)
                 e->str);
         return T_ERROR;
     }
-    ERR(ck, e, "%s has no field '%s'", type_names[ot], e->str);
+    ERR(ck, e, "%s has no field '%s'", chk_type_names[ot], e->str);
     return T_ERROR;
 }
 
@@ -459,9 +440,9 @@ static ty check_binary(checker *ck, ast *e)
     case AST_OR:
     case AST_AND:
         if (a != T_BOOL) ERR(ck, e->a, "'%s' needs bool operands, not %s",
-                             e->kind == AST_OR ? "||" : "&&", type_names[a]);
+                             e->kind == AST_OR ? "||" : "&&", chk_type_names[a]);
         else if (b != T_BOOL) ERR(ck, e->b, "'%s' needs bool operands, not %s",
-                                  e->kind == AST_OR ? "||" : "&&", type_names[b]);
+                                  e->kind == AST_OR ? "||" : "&&", chk_type_names[b]);
         return T_BOOL;
     case AST_ADD:
     case AST_SUB:
@@ -469,8 +450,8 @@ static ty check_binary(checker *ck, ast *e)
     case AST_DIV:
     case AST_MOD:
         if (a != T_INT || b != T_INT) {
-            ERR(ck, e, "arithmetic needs int operands, not %s and %s%s", type_names[a],
-                type_names[b],
+            ERR(ck, e, "arithmetic needs int operands, not %s and %s%s", chk_type_names[a],
+                chk_type_names[b],
                 e->kind == AST_ADD && (a == T_STR || b == T_STR) ? " (strings are not joined with '+')" : "");
             return T_ERROR;
         }
@@ -478,9 +459,9 @@ static ty check_binary(checker *ck, ast *e)
     case AST_EQ:
     case AST_NE:
         if (a != b)
-            ERR(ck, e, "cannot compare %s with %s", type_names[a], type_names[b]);
+            ERR(ck, e, "cannot compare %s with %s", chk_type_names[a], chk_type_names[b]);
         else if (a != T_BOOL && a != T_INT && a != T_STR && a != T_IP)
-            ERR(ck, e, "cannot compare %s values with '%s'%s", type_names[a],
+            ERR(ck, e, "cannot compare %s values with '%s'%s", chk_type_names[a],
                 e->kind == AST_EQ ? "==" : "!=",
                 a == T_SET ? " (to test membership, write `x in SET`)" : "");
         return T_BOOL;
@@ -488,17 +469,17 @@ static ty check_binary(checker *ck, ast *e)
         if (a == T_IP) {
             if (b != T_IPSET)
                 ERR(ck, e->b, "'ip in' needs a set of addresses and prefixes on its right, "
-                              "such as [10.0.0.0/8, ::1], not %s", type_names[b]);
+                              "such as [10.0.0.0/8, ::1], not %s", chk_type_names[b]);
         } else if (a != T_STR) {
-            ERR(ck, e->a, "'in' tests a str or an ip, not %s", type_names[a]);
+            ERR(ck, e->a, "'in' tests a str or an ip, not %s", chk_type_names[a]);
         } else if (b != T_SET) {
-            ERR(ck, e->b, "'in' needs a set on its right, not %s", type_names[b]);
+            ERR(ck, e->b, "'in' needs a set on its right, not %s", chk_type_names[b]);
         }
         return T_BOOL;
     default: /* < <= > >= */
         if (a != T_INT || b != T_INT)
             ERR(ck, e, "cannot order %s and %s (only int values are ordered)",
-                type_names[a], type_names[b]);
+                chk_type_names[a], chk_type_names[b]);
         return T_BOOL;
     }
 }
@@ -553,7 +534,7 @@ static ty check_expr_inner(checker *ck, ast *e)
     case AST_IPSET: t = T_IPSET; break;
     case AST_NEG: {
         ty a = check_expr(ck, e->a);
-        if (a != T_INT && a != T_ERROR) ERR(ck, e, "'-' needs an int, not %s", type_names[a]);
+        if (a != T_INT && a != T_ERROR) ERR(ck, e, "'-' needs an int, not %s", chk_type_names[a]);
         t = T_INT;
         break;
     }
@@ -585,7 +566,7 @@ static ty check_expr_inner(checker *ck, ast *e)
     case AST_CALL: t = check_call(ck, e); break;
     case AST_NOT: {
         ty a = check_expr(ck, e->a);
-        if (a != T_BOOL && a != T_ERROR) ERR(ck, e, "'!' needs a bool, not %s", type_names[a]);
+        if (a != T_BOOL && a != T_ERROR) ERR(ck, e, "'!' needs a bool, not %s", chk_type_names[a]);
         t = T_BOOL;
         break;
     }
@@ -605,7 +586,7 @@ static int check_block(checker *ck, ast *block);
 static void check_filter_call(checker *ck, ast *call)
 {
     int is_call;
-    sym *callee = resolve_callee(ck, call, &is_call, "function");
+    sym *callee = chk_resolve_callee(ck, call, &is_call, "function");
     if (!is_call) {
         ERR(ck, call, "only a filter can be called as a statement");
         sym *y = call->a->kind == AST_NAME ? lookup(ck, call->a->str) : NULL;
@@ -614,7 +595,7 @@ static void check_filter_call(checker *ck, ast *call)
     }
     if (!callee) return;
     if (callee->kind == SYM_FN) {
-        const char *n = called_name(ck, call);
+        const char *n = chk_called_name(ck, call);
         ERR(ck, call, "the value of '%s' is not used (a statement calls a filter; to use a "
                       "function's value, write `let x = %s(...)` or test it in `if`)", n, n);
         return;
@@ -643,7 +624,7 @@ static int check_stmt(checker *ck, ast *s)
         ty t = check_expr(ck, s->a);
         if (t == T_SET || t == T_REGEX || t == T_IPSET) {
             ERR(ck, s->a, "a%s %s can only be bound with `const`", t == T_IPSET ? "n" : "",
-                type_names[t]);
+                chk_type_names[t]);
             t = T_ERROR;
         } else if (t == T_REQUEST) {
             ERR(ck, s->a, "a Request cannot be bound with `let`: use the parameter itself");
@@ -679,16 +660,16 @@ static int check_stmt(checker *ck, ast *s)
         if (t == T_ERROR || y->type == T_ERROR) return 0;
         if (s->ival && (y->type != T_INT || t != T_INT))
             ERR(ck, s, "'%s' needs int operands, not %s and %s", s->ival == AST_ADD ? "+=" : "-=",
-                type_names[y->type], type_names[t]);
+                chk_type_names[y->type], chk_type_names[t]);
         else if (t != y->type)
-            ERR(ck, s->a, "cannot assign %s to '%s', which is %s", type_names[t], s->str,
-                type_names[y->type]);
+            ERR(ck, s->a, "cannot assign %s to '%s', which is %s", chk_type_names[t], s->str,
+                chk_type_names[y->type]);
         return 0;
     }
     case AST_IF: {
         ty t = check_expr(ck, s->a);
         if (t != T_BOOL && t != T_ERROR)
-            ERR(ck, s->a, "the condition of 'if' must be bool, not %s", type_names[t]);
+            ERR(ck, s->a, "the condition of 'if' must be bool, not %s", chk_type_names[t]);
         int then_ends = check_block(ck, s->b);
         if (!s->c) return 0;
         int else_ends = s->c->kind == AST_IF ? check_stmt(ck, s->c) : check_block(ck, s->c);
@@ -719,7 +700,7 @@ static int check_stmt(checker *ck, ast *s)
         }
         if (t != T_ERROR && ck->fn->type != T_ERROR && t != ck->fn->type)
             ERR(ck, s->a, "function '%s' returns %s, not %s", ck->fn->name,
-                type_names[ck->fn->type], type_names[t]);
+                chk_type_names[ck->fn->type], chk_type_names[t]);
         return 1;
     }
     case AST_EXPRSTMT:
@@ -840,182 +821,6 @@ static void check_body(checker *ck, sym *f)
     ck->fn = NULL;
 }
 
-/* ---- tests ---- */
-
-static int valid_header_name(const char *s, uint32_t n)
-{
-    if (n == 0) return 0;
-    for (uint32_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!(c > 0x20 && c < 0x7f && !strchr("\"(),/:;<=>?@[\\]{}", c))) return 0;
-    }
-    return 1;
-}
-
-static void check_test(checker *ck, ast *t)
-{
-    static const struct { const char *name; int nargs; } dirs[] = {
-        {"method", 1}, {"target", 1}, {"header", 2}, {"peer", 1}, {"trust", 1}};
-    int nexpect = 0;
-    for (ast *d = t->b; d; d = d->next) {
-        if (d->kind == AST_EXPECT) {
-            nexpect++;
-            sym *f = NULL;
-            if (!d->c) {
-                f = chk_lookup_global(ck->m, "main");
-                if (!f || f->kind != SYM_FILTER) {
-                    ERR(ck, d, "this file has no filter 'main': name the filter, as in "
-                               "`expect my_filter reject`");
-                    continue;
-                }
-            } else if (d->c->kind == AST_NAME) {
-                f = chk_lookup_global(ck->m, d->c->str);
-                if (f && f->kind != SYM_FILTER) {
-                    f->used = 1;
-                    ERR(ck, d->c, "'%s' is %s, not a filter", d->c->str,
-                        f->kind == SYM_FN ? "a function" : f->kind == SYM_CONST ? "a constant"
-                                                                               : "a module");
-                    continue;
-                }
-                if (!f) {
-                    ERR(ck, d->c, "'%s' is not a filter of this file", d->c->str);
-                    continue;
-                }
-            } else {
-                ast call = *d->c; /* resolve mod.f like a call */
-                call.kind = AST_CALL;
-                call.b = NULL;
-                int is_call;
-                f = resolve_callee(ck, &call, &is_call, "filter");
-                if (!is_call) ERR(ck, d->c->a, "'%s' is not an imported module", d->c->a->str);
-                if (!f) continue;
-                if (f->kind != SYM_FILTER) {
-                    ERR(ck, d->c, "'%s' is a function, not a filter", called_name(ck, &call));
-                    continue;
-                }
-            }
-            if (d->a && d->a->slen == 0)
-                ERR(ck, d->a, "empty reason: write `expect %s` to accept any reason",
-                    d->ival == AST_V_ACCEPT ? "accept" : "reject");
-            f->used = 1;
-            d->sym = f;
-            continue;
-        }
-        size_t i;
-        for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-            if (strcmp(d->str, dirs[i].name) == 0) break;
-        if (i == sizeof dirs / sizeof dirs[0]) {
-            ERR(ck, d, "unknown test directive '%s' (method, target, header, peer, trust, "
-                       "expect)", d->str);
-            continue;
-        }
-        if ((d->b != NULL) != (dirs[i].nargs == 2)) {
-            ERR(ck, d, "'%s' takes %s", d->str,
-                dirs[i].nargs == 2 ? "a name and a value: header \"Name\" \"value\""
-                                   : "one string");
-            continue;
-        }
-        if (strcmp(d->str, "header") == 0 && !valid_header_name(d->a->str, d->a->slen))
-            ERR(ck, d->a, "not a valid header name (RFC 9110 token)");
-        if (strcmp(d->str, "target") == 0 && (d->a->slen == 0 || d->a->str[0] != '/'))
-            ERR(ck, d->a, "the target must start with '/' (origin form, RFC 9112 section 3.2.1)");
-        if (strcmp(d->str, "method") == 0 && !valid_header_name(d->a->str, d->a->slen))
-            ERR(ck, d->a, "not a valid method (RFC 9110 token)");
-        if (strcmp(d->str, "trust") == 0) {
-            vm_iprange r;
-            if (!vm_iprange_parse(d->a->str, d->a->slen, &r))
-                ERR(ck, d->a, "not an IP address or prefix");
-        }
-        if (strcmp(d->str, "header") != 0 && strcmp(d->str, "trust") != 0) {
-            /* method, target and peer say one thing about the request */
-            const ast *prev = NULL;
-            for (const ast *o = t->b; o != d; o = o->next)
-                if (o->kind == AST_TDIR && strcmp(o->str, d->str) == 0) prev = o;
-            if (prev) {
-                diag *dg = ERR(ck, d, "'%s' is given twice in this test", d->str);
-                src_note(ck->c->src, dg, prev->file, prev->off, "first given here");
-            }
-        }
-    }
-    if (!nexpect) ERR(ck, t, "this test expects nothing: add `expect accept`, `expect reject "
-                             "\"reason\"` or `expect FILTER pass`");
-}
-
-/* ---- the call graph ---- */
-
-/* Reports every cycle of calls once, with the chain, by an iterative
- * depth-first search (a program may chain many functions). */
-static void check_recursion(checker *ck)
-{
-    typedef struct frame { sym *f; call_edge *next; ast *site; } frame;
-    size_t cap = 64, n = 0;
-    frame *st = malloc(cap * sizeof *st);
-    if (!st) {
-        src_error(ck->c->src, UINT32_MAX, 0, "out of memory");
-        return;
-    }
-    for (module *m = ck->c->modules; m; m = m->next)
-        for (uint32_t g = 0; g < m->nglobals; g++) {
-            sym *root = m->global_vec[g];
-            if ((root->kind != SYM_FN && root->kind != SYM_FILTER) || root->color) continue;
-            root->color = 1;
-            st[n++] = (frame){root, root->calls, NULL};
-            while (n) {
-                frame *top = &st[n - 1];
-                call_edge *e = top->next;
-                if (!e) {
-                    /* Every callee is done now (or on the stack: a cycle,
-                     * reported). The verifier refuses chains deeper than
-                     * VM_MAX_CALL_DEPTH: say so here, once per chain, at
-                     * the function where it passes the limit. */
-                    int d = 0;
-                    for (call_edge *c = top->f->calls; c; c = c->next)
-                        if (c->callee->color == 2 && c->callee->depth > d) d = c->callee->depth;
-                    top->f->depth = d + 1;
-                    if (top->f->depth == VM_MAX_CALL_DEPTH + 1)
-                        ERR(ck, top->f->decl, "calls nest %d deep from '%s', more than %d",
-                            top->f->depth, top->f->name, VM_MAX_CALL_DEPTH);
-                    top->f->color = 2;
-                    n--;
-                    continue;
-                }
-                top->next = e->next;
-                if (e->callee->color == 1) {
-                    /* The chain runs from the callee's frame to here. */
-                    size_t k = n;
-                    while (k > 0 && st[k - 1].f != e->callee) k--;
-                    char chain[512];
-                    size_t o = 0;
-                    for (size_t j = k - 1; j < n && o < sizeof chain; j++)
-                        o += (size_t)snprintf(chain + o, sizeof chain - o, "%s -> ", st[j].f->name);
-                    if (o < sizeof chain)
-                        snprintf(chain + o, sizeof chain - o, "%s", e->callee->name);
-                    diag *d = ERR(ck, e->site, "recursive call: %s (recursion is not allowed, so "
-                                               "that every classification is bounded)", chain);
-                    for (size_t j = k; j < n; j++)
-                        if (st[j].site)
-                            src_note(ck->c->src, d, st[j].site->file, st[j].site->off,
-                                     "'%s' calls '%s' here", st[j - 1].f->name, st[j].f->name);
-                    continue;
-                }
-                if (e->callee->color == 2) continue;
-                if (n == cap) {
-                    frame *ns = realloc(st, cap * 2 * sizeof *st);
-                    if (!ns) {
-                        free(st);
-                        src_error(ck->c->src, UINT32_MAX, 0, "out of memory");
-                        return;
-                    }
-                    st = ns;
-                    cap *= 2;
-                }
-                e->callee->color = 1;
-                st[n++] = (frame){e->callee, e->callee->calls, e->site};
-            }
-        }
-    free(st);
-}
-
 /* Declares a module's consts, filters, functions and import aliases. */
 static void declare_globals(checker *ck, module *m)
 {
@@ -1075,7 +880,7 @@ static void check_bodies(checker *ck, module *m)
     ck->m = m;
     for (ast *it = m->items; it; it = it->next) {
         if ((it->kind == AST_FILTER || it->kind == AST_FN) && it->sym) check_body(ck, it->sym);
-        if (it->kind == AST_TEST) check_test(ck, it);
+        if (it->kind == AST_TEST) chk_test(ck, it);
     }
 }
 
@@ -1100,7 +905,7 @@ int chk_program(compilation *c)
     for (module *m = c->modules; m; m = m->next) check_signatures(&ck, m);
     for (module *m = c->modules; m; m = m->next) check_bodies(&ck, m);
     for (module *m = c->modules; m; m = m->next) warn_unused_imports(&ck, m);
-    check_recursion(&ck);
+    chk_recursion(&ck);
     sym *main = chk_lookup_global(c->main, "main");
     if ((!main || main->kind != SYM_FILTER) && !c->testing)
         src_error(c->src, c->main->file, 0, "no filter named 'main' in %s "

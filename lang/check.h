@@ -1,0 +1,47 @@
+/*
+ * check.h: the type checker's state, shared by its files (not part of the
+ * compiler's interface, which is chk_program in compile.h):
+ *
+ *   check.c        scopes, expressions, statements, signatures, bodies
+ *   check_tests.c  `test` blocks
+ *   check_calls.c  the call graph: recursion and call depth
+ */
+#ifndef LANG_CHECK_H
+#define LANG_CHECK_H
+
+#include "compile.h"
+
+typedef struct scope {
+    struct scope *up;
+    sym *syms;
+} scope;
+
+typedef struct checker {
+    compilation *c;
+    module *m;
+    scope *sc;
+    sym *fn;        /* the fn or filter whose body is being checked */
+    unsigned depth; /* expression nesting (CC_MAX_EXPR_DEPTH) */
+    int too_deep;   /* reported once */
+} checker;
+
+/* Checking the body of a fn (not a filter). */
+#define IS_FN(ck) ((ck)->fn && (ck)->fn->kind == SYM_FN)
+
+/* An error at a node. */
+#define ERR(ck, node, ...) src_error((ck)->c->src, (node)->file, (node)->off, __VA_ARGS__)
+
+extern const char *const chk_type_names[]; /* by ty */
+
+/* The fn or filter a call names (`f(...)` or `mod.f(...)`), NULL when
+ * the name is wrong (reported); *is_call is 0 when `e` is a method call.
+ * `what` ("function" or "filter") words the messages. */
+sym *chk_resolve_callee(checker *ck, ast *e, int *is_call, const char *what);
+/* The name a call is written with: "f" or "mod.f". */
+const char *chk_called_name(checker *ck, const ast *e);
+/* Checks one `test` item. */
+void chk_test(checker *ck, ast *t);
+/* Reports call cycles and chains deeper than VM_MAX_CALL_DEPTH. */
+void chk_recursion(checker *ck);
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * check_tests.c: checks `test` blocks: directives, expectations, and the
+ * filters they name (run later by classifyc --test, cli/test_runner.c).
+ */
+#include <string.h>
+
+#include "check.h"
+#include "ipaddr.h"
+
+static int valid_header_name(const char *s, uint32_t n)
+{
+    if (n == 0) return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(c > 0x20 && c < 0x7f && !strchr("\"(),/:;<=>?@[\\]{}", c))) return 0;
+    }
+    return 1;
+}
+
+void chk_test(checker *ck, ast *t)
+{
+    static const struct { const char *name; int nargs; } dirs[] = {
+        {"method", 1}, {"target", 1}, {"header", 2}, {"peer", 1}, {"trust", 1}};
+    int nexpect = 0;
+    for (ast *d = t->b; d; d = d->next) {
+        if (d->kind == AST_EXPECT) {
+            nexpect++;
+            sym *f = NULL;
+            if (!d->c) {
+                f = chk_lookup_global(ck->m, "main");
+                if (!f || f->kind != SYM_FILTER) {
+                    ERR(ck, d, "this file has no filter 'main': name the filter, as in "
+                               "`expect my_filter reject`");
+                    continue;
+                }
+            } else if (d->c->kind == AST_NAME) {
+                f = chk_lookup_global(ck->m, d->c->str);
+                if (f && f->kind != SYM_FILTER) {
+                    f->used = 1;
+                    ERR(ck, d->c, "'%s' is %s, not a filter", d->c->str,
+                        f->kind == SYM_FN ? "a function" : f->kind == SYM_CONST ? "a constant"
+                                                                               : "a module");
+                    continue;
+                }
+                if (!f) {
+                    ERR(ck, d->c, "'%s' is not a filter of this file", d->c->str);
+                    continue;
+                }
+            } else {
+                ast call = *d->c; /* resolve mod.f like a call */
+                call.kind = AST_CALL;
+                call.b = NULL;
+                int is_call;
+                f = chk_resolve_callee(ck, &call, &is_call, "filter");
+                if (!is_call) ERR(ck, d->c->a, "'%s' is not an imported module", d->c->a->str);
+                if (!f) continue;
+                if (f->kind != SYM_FILTER) {
+                    ERR(ck, d->c, "'%s' is a function, not a filter", chk_called_name(ck, &call));
+                    continue;
+                }
+            }
+            if (d->a && d->a->slen == 0)
+                ERR(ck, d->a, "empty reason: write `expect %s` to accept any reason",
+                    d->ival == AST_V_ACCEPT ? "accept" : "reject");
+            f->used = 1;
+            d->sym = f;
+            continue;
+        }
+        size_t i;
+        for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+            if (strcmp(d->str, dirs[i].name) == 0) break;
+        if (i == sizeof dirs / sizeof dirs[0]) {
+            ERR(ck, d, "unknown test directive '%s' (method, target, header, peer, trust, "
+                       "expect)", d->str);
+            continue;
+        }
+        if ((d->b != NULL) != (dirs[i].nargs == 2)) {
+            ERR(ck, d, "'%s' takes %s", d->str,
+                dirs[i].nargs == 2 ? "a name and a value: header \"Name\" \"value\""
+                                   : "one string");
+            continue;
+        }
+        if (strcmp(d->str, "header") == 0 && !valid_header_name(d->a->str, d->a->slen))
+            ERR(ck, d->a, "not a valid header name (RFC 9110 token)");
+        if (strcmp(d->str, "target") == 0 && (d->a->slen == 0 || d->a->str[0] != '/'))
+            ERR(ck, d->a, "the target must start with '/' (origin form, RFC 9112 section 3.2.1)");
+        if (strcmp(d->str, "method") == 0 && !valid_header_name(d->a->str, d->a->slen))
+            ERR(ck, d->a, "not a valid method (RFC 9110 token)");
+        if (strcmp(d->str, "trust") == 0) {
+            vm_iprange r;
+            if (!vm_iprange_parse(d->a->str, d->a->slen, &r))
+                ERR(ck, d->a, "not an IP address or prefix");
+        }
+        if (strcmp(d->str, "header") != 0 && strcmp(d->str, "trust") != 0) {
+            /* method, target and peer say one thing about the request */
+            const ast *prev = NULL;
+            for (const ast *o = t->b; o != d; o = o->next)
+                if (o->kind == AST_TDIR && strcmp(o->str, d->str) == 0) prev = o;
+            if (prev) {
+                diag *dg = ERR(ck, d, "'%s' is given twice in this test", d->str);
+                src_note(ck->c->src, dg, prev->file, prev->off, "first given here");
+            }
+        }
+    }
+    if (!nexpect) ERR(ck, t, "this test expects nothing: add `expect accept`, `expect reject "
+                             "\"reason\"` or `expect FILTER pass`");
+}
+
