@@ -122,11 +122,13 @@ struct vm_capture_scratch {
     pcre2_match_context *fast; /* match limit set per call */
     pcre2_match_context *safe; /* with the charging callout */
     pcre2_match_data *md;
+    pcre2_jit_stack *jit_stack; /* VM_CAPTURE_JIT_STACK bytes, or NULL without JIT */
     uint32_t max_groups;
     /* The safe pass's charges for the current call: callouts, bytes
      * scanned forward, and where the match was at the last callout. */
     uint64_t callouts, scanned;
     size_t last_pos;
+    uint64_t budget; /* steps this call may spend (budget_for) */
 };
 
 static void set_err(char *err, size_t errlen, const char *msg, long off)
@@ -273,9 +275,16 @@ static int charge(pcre2_callout_block *cb, void *ud)
     if (pos > s->last_pos) s->scanned += pos - s->last_pos;
     s->last_pos = pos;
     s->callouts++;
-    return s->callouts + s->scanned / SCAN_BYTES_PER_STEP > VM_CAPTURE_MATCH_LIMIT
-               ? PCRE2_ERROR_CALLOUT
-               : 0;
+    return s->callouts + s->scanned / SCAN_BYTES_PER_STEP > s->budget ? PCRE2_ERROR_CALLOUT : 0;
+}
+
+/* The steps a call on n bytes may spend: a fixed allowance plus a linear
+ * share, so that a regex doing linear work over a long value (a repeated
+ * group over a padded header) still captures, while superlinear work is
+ * cut off after time linear in n (capture.h). */
+static uint64_t budget_for(size_t n)
+{
+    return VM_CAPTURE_MATCH_LIMIT + (uint64_t)VM_CAPTURE_STEPS_PER_BYTE * n;
 }
 
 /* Sets the limits and grows the scratch's frame vector to what the depth
@@ -349,8 +358,20 @@ clf_status vm_capture_scratch_new(uint32_t max_groups, const vm_allocator *al,
         s->fast = pcre2_match_context_create(s->gctx);
         s->safe = pcre2_match_context_create(s->gctx);
         s->md = pcre2_match_data_create(max_groups + 1, s->gctx);
+        /* A repeated group keeps a JIT stack frame per repetition: PCRE2's
+         * default 32 KiB on the machine stack lets a few hundred through,
+         * so a padded header could push a capture out to "" (and a rule
+         * to fail open). NULL when PCRE2 has no JIT (the interpreter runs,
+         * within its depth limit), or out of memory. */
+        s->jit_stack = pcre2_jit_stack_create(32 * 1024, VM_CAPTURE_JIT_STACK, s->gctx);
+        if (s->jit_stack && s->fast && s->safe) {
+            pcre2_jit_stack_assign(s->fast, NULL, s->jit_stack);
+            pcre2_jit_stack_assign(s->safe, NULL, s->jit_stack);
+        }
     }
-    if (!s->fast || !s->safe || !s->md || prime(s) != CLF_OK) {
+    uint32_t has_jit = 0;
+    pcre2_config(PCRE2_CONFIG_JIT, &has_jit);
+    if (!s->fast || !s->safe || !s->md || (has_jit && !s->jit_stack) || prime(s) != CLF_OK) {
         vm_capture_scratch_free(s);
         return CLF_E_NOMEM;
     }
@@ -365,6 +386,7 @@ void vm_capture_scratch_free(vm_capture_scratch *s)
     pcre2_match_data_free(s->md); /* frees the frame vector too */
     pcre2_match_context_free(s->fast);
     pcre2_match_context_free(s->safe);
+    if (s->jit_stack) pcre2_jit_stack_free(s->jit_stack);
     pcre2_general_context_free(s->gctx);
     vm_allocator al = s->mem.al;
     vm_free(&al, s);
@@ -387,7 +409,9 @@ int vm_capture_match(const vm_capture *c, vm_capture_scratch *s, const char *sub
     }
     PCRE2_SPTR sp = (PCRE2_SPTR)subj;
     int rc = PCRE2_ERROR_MATCHLIMIT;
-    uint64_t per_pos = VM_CAPTURE_MATCH_LIMIT / ((uint64_t)n + 1);
+    s->budget = budget_for(n);
+    uint64_t per_pos = s->budget / ((uint64_t)n + 1);
+    if (per_pos > UINT32_MAX) per_pos = UINT32_MAX;
     if (per_pos >= FAST_MIN_STEPS) {
         pcre2_set_match_limit(s->fast, (uint32_t)per_pos); /* a store: no allocation */
         rc = pcre2_match(c->fast, sp, n, 0, 0, s->md, s->fast);

@@ -57,8 +57,16 @@
 
 #include "visibility.h"
 
-/* The budget of one vm_capture_match call (steps). */
+/* The budget of one vm_capture_match call on n bytes is
+ * VM_CAPTURE_MATCH_LIMIT + VM_CAPTURE_STEPS_PER_BYTE * n steps: linear in
+ * the value, so that a regex doing linear work still captures on a long
+ * (padded) header, while superlinear work stops in time linear in n. */
 #define VM_CAPTURE_MATCH_LIMIT 100000u
+#define VM_CAPTURE_STEPS_PER_BYTE 16u
+/* The JIT stack of a scratch (bytes, reserved by PCRE2's JIT allocator,
+ * mmap, when the scratch is made): room for tens of thousands of
+ * repetitions of a group, as a 64 KiB header can hold. */
+#define VM_CAPTURE_JIT_STACK (1u << 20)
 /* PCRE2 depth limit (nested backtracking points, interpreter only). */
 #define VM_CAPTURE_DEPTH_LIMIT 1000u
 /* The size the interpreter's frame vector is kept under by lowering the

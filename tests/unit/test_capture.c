@@ -822,3 +822,36 @@ Test(capture, shared_between_threads)
         vm_capture_free(c);
     }
 }
+
+/* Regression (found by attacking the language): a capture whose regex
+ * repeats a group over the padded part of a header gave "" once the
+ * repetitions outgrew PCRE2's default 32 KiB JIT stack, and a fake-Chrome
+ * rule let the request through. With the scratch's 1 MiB JIT stack and a
+ * budget linear in the value, 15,000 repetitions (60 KiB) still capture. */
+Test(capture, repeated_group_over_a_padded_value, .timeout = 60)
+{
+    reset_counter();
+    vm_capture_scratch *s = scratch(1);
+    vm_capture *c = re("^Mozilla\\/5\\.0 \\((?:[^;)]+;? ?)+\\) (?:\\S+ )*Chrome\\/(\\d+)\\.", 0);
+    if (!vm_capture_jit(c)) { /* the interpreter keeps its depth limit */
+        vm_capture_free(c);
+        vm_capture_scratch_free(s);
+        cr_skip_test("PCRE2 has no JIT here");
+    }
+    static const char head[] = "Mozilla/5.0 (X11; Linux x86_64) ", tail[] = "Chrome/58.0.1 Safari/537.36";
+    size_t reps = 15000, n = sizeof head - 1 + reps * 4 + sizeof tail - 1;
+    char *subj = malloc(n);
+    cr_assert_not_null(subj);
+    memcpy(subj, head, sizeof head - 1);
+    for (size_t i = 0; i < reps; i++) memcpy(subj + sizeof head - 1 + i * 4, "a/1 ", 4);
+    memcpy(subj + n - (sizeof tail - 1), tail, sizeof tail - 1);
+    const char *p;
+    size_t pn;
+    cr_assert_eq(vm_capture_match(c, s, subj, n, 1, &p, &pn), 1);
+    cr_assert_eq(pn, 2);
+    cr_assert_eq(memcmp(p, "58", 2), 0);
+    free(subj);
+    vm_capture_free(c);
+    cr_assert_eq(vm_capture_scratch_refused(s), 0);
+    vm_capture_scratch_free(s);
+}
