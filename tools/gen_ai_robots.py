@@ -18,7 +18,11 @@ longer has).  Python 3 standard library only.
 
 The output has three sets: AGENTS (every robots.json name), AMBIGUOUS (the
 names of AMBIGUOUS_NAMES below, as upstream spells them) and SPECIFIC (AGENTS
-minus AMBIGUOUS, same order).  --ambiguous NAME,NAME,... replaces the curated
+minus AMBIGUOUS, same order); then one set of SPECIFIC names per category (the
+`function` field, slugified: see slugify()), a regex per category of its
+AMBIGUOUS names in product-token form (NAME/<digit>), and
+`pub filter check(req)`, which rejects "ai-robots-txt:<category>" and exempts
+/robots.txt, followed by generated `test` blocks.  --ambiguous NAME,NAME,... replaces the curated
 list (an empty string: none); it exists for inputs other than upstream's
 robots.json (the tests' synthetic and golden files).
 
@@ -148,6 +152,10 @@ HEADER = """\
 //   pub const {spec:<9} = the {nspec} names of {const} that are not {amb}, same order
 //   pub const {amb:<9} = {namb} names that are also ordinary words (as upstream spells them)
 // Every name is in exactly one of {spec} and {amb}.
+// Then one set per category (CAT_*: the {spec} names whose slugified
+// `function` field is that category, {ncat} categories), a CAT_*_TOKEN regex
+// for the categories of {amb} names, and `pub filter check(req)`, which
+// rejects "ai-robots-txt:<category>" (see its comment below), with tests.
 //
 // Why {amb} exists: a few names are ordinary words that also occur as whole
 // words in User-Agents of real people's clients and of classic (non-AI)
@@ -225,8 +233,207 @@ def render_set(const, items, intro):
     return "".join(lines)
 
 
+# ------------------------------------------------------------ categories
+#
+# The reason of `check` names the agent's category: its `function` field,
+# slugified.  Upstream's newer entries use short labels ("AI Assistants",
+# "AI Data Scrapers"); older ones carry a sentence ("Scrapes data to train
+# Anthropic's AI products."), which becomes a longer slug, cut at a word
+# boundary to at most SLUG_MAX characters.  Functions that give the same slug
+# share one category.
+SLUG_MAX = 40
+REASON_PREFIX = "ai-robots-txt"
+WORD_CHARS = "A-Za-z0-9_"
+
+
+def slugify(function):
+    """'AI Data Scrapers' -> 'ai-data-scrapers'; markdown links keep their text;
+    at most SLUG_MAX characters, cut at a '-'; 'uncategorized' if nothing is left."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", function)
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    slug = ""
+    for w in words:
+        cand = w if not slug else slug + "-" + w
+        if len(cand) > SLUG_MAX:
+            break
+        slug = cand
+    if not slug and words:
+        slug = words[0][:SLUG_MAX]
+    return slug or "uncategorized"
+
+
+def const_for(slug):
+    return "CAT_" + slug.upper().replace("-", "_")
+
+
+def word_re(name):
+    """contains_word on a `[...]i` set element: no word character around, ASCII case-insensitive."""
+    return re.compile(r"(?<![%s])%s(?![%s])" % (WORD_CHARS, re.escape(name), WORD_CHARS), re.I | re.A)
+
+
+def token_re(name):
+    """The product-token form of an ambiguous name: /\bNAME\/[0-9]/i."""
+    return re.compile(r"(?<![%s])%s/[0-9]" % (WORD_CHARS, re.escape(name)), re.I | re.A)
+
+
+def token_regex_literal(names):
+    """/\b(NAME|...)\/[0-9]/i as .clf regex text (names escaped for PCRE and the lexer)."""
+    alts = []
+    for n in names:
+        alts.append("".join(c if c.isalnum() or c in "_-" else "\\x%02X" % ord(c) if ord(c) < 0x80
+                            else "".join("\\x%02X" % b for b in c.encode("utf-8")) for c in n))
+    return "/\\b(%s)\\/[0-9]/i" % "|".join(alts)
+
+
+def categories(specific, ambiguous):
+    """[(slug, [specific (name, function)], [ambiguous names])] in check order.
+
+    Order: a category must come before another when one of its names contains
+    a name of the other as a whole word (or, for an ambiguous name, in token
+    form): `Applebot-Extended` (one category) contains `Applebot` (another),
+    and its UA must be reported under its own category.  Within that
+    constraint (a topological sort), categories keep the order in which they
+    first appear in robots.json.  If the constraints form a cycle, the rest
+    keep first-appearance order (returned as `cycle`, noted in the header)."""
+    cats = {}
+    for name, function in specific:
+        cats.setdefault(slugify(function), ([], []))[0].append((name, function))
+    for name, function in ambiguous:
+        cats.setdefault(slugify(function), ([], []))[1].append(name)
+    order = list(cats)          # first appearance (specific first, then ambiguous)
+    first = {}
+    for i, (name, function) in enumerate(specific + ambiguous):
+        first.setdefault(slugify(function), i)
+    order.sort(key=lambda c: first[c])
+    members = {c: [(n, word_re(n)) for n, _ in cats[c][0]] + [(n, token_re(n)) for n in cats[c][1]]
+               for c in order}
+    allnames = {c: [n for n, _ in cats[c][0]] + cats[c][1] for c in order}
+    before = {c: set() for c in order}      # c -> categories that must come after c
+    indeg = {c: 0 for c in order}
+    for a in order:
+        for b in order:
+            if a == b:
+                continue
+            if any(r.search(n) for n in allnames[a] for _, r in members[b]):
+                if b not in before[a]:
+                    before[a].add(b)
+                    indeg[b] += 1
+    out, cycle = [], []
+    ready = [c for c in order if indeg[c] == 0]
+    while ready:
+        c = min(ready, key=order.index)
+        ready.remove(c)
+        out.append(c)
+        for b in sorted(before[c], key=order.index):
+            indeg[b] -= 1
+            if indeg[b] == 0:
+                ready.append(b)
+    if len(out) < len(order):
+        cycle = [c for c in order if c not in out]
+        out += cycle
+    return [(c, cats[c][0], cats[c][1]) for c in out], cycle
+
+
+def model_reason(cats, ua, path="/"):
+    """What the generated `check` decides for a User-Agent (None: pass)."""
+    if path == "/robots.txt":
+        return None
+    for slug, spec, amb in cats:
+        if any(word_re(n).search(ua) for n, _ in spec) or any(token_re(n).search(ua) for n in amb):
+            return "%s:%s" % (REASON_PREFIX, slug)
+    return None
+
+
+CHECK_DOC = """\
+// ---------------------------------------------------------------- check
+//
+// `check` rejects "{prefix}:<category>" when the User-Agent names an agent of
+// <category> (the slugified `function` field: the CAT_* sets above), and
+// passes (no verdict) otherwise:
+//   * a {spec} name as a whole word, ASCII case-insensitive (contains_word);
+//   * an {amb} name only in product-token form NAME/<digit> (the CAT_*_TOKEN
+//     regexes), as examples/main.clf does.
+// /robots.txt is exempt (check passes): the agents must be able to read the
+// Disallow rules meant for them, as in all of upstream's server snippets.
+// Categories are tried in the order below; a category whose names contain
+// another category's name as a word comes first ("Applebot-Extended" before
+// "Applebot"), so a User-Agent is reported under its own agent's category.
+// Not in check: the version-less forms of the ambiguous agents (examples/main.clf
+// AMBIGUOUS_AGENT_ALONE); see stdlib/README.md, "Known gaps".{cyclenote}
+//
+// Use:
+//     import "ai_robots"
+//     filter main(req: Request) {{
+//         ai_robots.check(req)
+//         accept
+//     }}
+
+"""
+
+
+def render_check(cats, cycle, specific, ambiguous):
+    lines = [CHECK_DOC.format(prefix=REASON_PREFIX, spec=SPECIFIC_NAME, amb=AMBIGUOUS_NAME,
+                              cyclenote=("\n// The ordering constraints form a cycle among: %s (e.g. two spellings of one name, equal ASCII case-insensitively, with different categories: the category\n// first in robots.json wins)."
+                                         % ", ".join(cycle)) if cycle else "")]
+    for slug, spec, amb in cats:
+        if spec:
+            lines.append(render_set(const_for(slug), spec,
+                                    ["category %s: %d name%s" % (slug, len(spec), "" if len(spec) == 1 else "s")]))
+            lines.append("\n")
+        if amb:
+            lines.append("// category %s, ambiguous names in product-token form (NAME/<digit>)\n" % slug)
+            lines.append("pub const %s_TOKEN = %s\n\n" % (const_for(slug), token_regex_literal(amb)))
+    lines.append("pub filter check(req: Request) {\n")
+    lines.append('    if req.path == "/robots.txt" { pass }\n')
+    lines.append('    let ua = req.header("user-agent")\n')
+    for slug, spec, amb in cats:
+        tests = []
+        if spec:
+            tests.append("ua.contains_word(%s)" % const_for(slug))
+        if amb:
+            tests.append("ua.matches(%s_TOKEN)" % const_for(slug))
+        lines.append('    if %s { reject "%s:%s" }\n' % (" || ".join(tests), REASON_PREFIX, slug))
+    lines.append("}\n")
+    return "".join(lines)
+
+
+def render_tests(cats, specific, ambiguous):
+    """`test` blocks: one User-Agent per category, the exemption, and negatives."""
+    out = ["\n// ---- tests: classifyc --test stdlib/ai_robots.clf (generated; the expected\n"
+           "// reasons come from the generator's model of `check`) ----\n"]
+
+    def test(title, ua, want, target=None):
+        out.append("\ntest %s {\n" % clf_string_literal(title))
+        if target:
+            out.append("    target %s\n" % clf_string_literal(target))
+        out.append("    header \"User-Agent\" %s\n" % clf_string_literal(ua))
+        out.append("    expect check %s\n" % ('reject "%s"' % want if want else "pass"))
+        out.append("}\n")
+
+    for slug, spec, amb in cats:
+        for name in ([spec[0][0]] if spec else []) + amb:
+            ua = ("Mozilla/5.0 (compatible; %s/1.0; +https://example.com/bot)" % name)
+            test("%s: %s" % (slug, name), ua, model_reason(cats, ua))
+    if specific:
+        name = specific[0][0]
+        ua = "Mozilla/5.0 (compatible; %s/1.0)" % name
+        test("/robots.txt is exempt (%s)" % name, ua, model_reason(cats, ua, "/robots.txt"), "/robots.txt")
+        test("upper-case %s" % name, name.upper(), model_reason(cats, name.upper()))
+        test("%s glued to word characters" % name, "x%s_" % name, model_reason(cats, "x%s_" % name))
+    for name in ambiguous:
+        ua = "Mozilla/5.0 (compatible; x %s y)" % name[0]
+        test("ambiguous %s as a bare word" % name[0], ua, model_reason(cats, ua))
+    for title, ua in (("Chrome", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 "
+                                 "(KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"),
+                      ("IE 8 with SLCC2", "Mozilla/4.0 (compatible; MSIE 8.0; Windows NT 6.1; Trident/4.0; "
+                                          "SLCC2; .NET CLR 2.0.50727)")):
+        test(title, ua, model_reason(cats, ua))
+    return "".join(out)
+
+
 def render(agents, commit, sha, curated=AMBIGUOUS_NAMES, source="robots.json"):
     specific, ambiguous, notes = resolve_ambiguous(agents, curated, source)
+    cats, cycle = categories(specific, ambiguous)
     lowered = {}
     for name, _ in agents:
         lowered.setdefault(name.lower(), []).append(name)
@@ -241,7 +448,7 @@ def render(agents, commit, sha, curated=AMBIGUOUS_NAMES, source="robots.json"):
                            const=CONST_NAME, spec=SPECIFIC_NAME, amb=AMBIGUOUS_NAME,
                            count=len(agents), nspec=len(specific), namb=len(ambiguous),
                            ambnotes="\n".join(notes) if notes else "//   (none)",
-                           dupnote=dupnote)
+                           dupnote=dupnote, ncat=len(cats))
     return "".join([
         header,
         render_set(CONST_NAME, agents, []),
@@ -251,6 +458,9 @@ def render(agents, commit, sha, curated=AMBIGUOUS_NAMES, source="robots.json"):
         "\n",
         render_set(AMBIGUOUS_NAME, ambiguous,
                    ["Ordinary words too: match only with context (see the header)."]),
+        "\n",
+        render_check(cats, cycle, specific, ambiguous),
+        render_tests(cats, specific, ambiguous),
     ])
 
 

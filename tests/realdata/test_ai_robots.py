@@ -93,7 +93,7 @@ def main():
            "ai_robots.AMBIGUOUS entries carry AGENTS' comments")
 
     raw = open(clf, "rb").read()
-    tap.ok(all(b == 0x0A or 0x20 <= b <= 0x7E for b in raw) and raw.endswith(b"]i\n"),
+    tap.ok(all(b == 0x0A or 0x20 <= b <= 0x7E for b in raw) and raw.endswith(b"}\n"),
            "ai_robots.clf is printable ASCII with LF line endings")
     for needle in (EXPECTED_COMMIT, "github.com/ai-robots-txt/ai.robots.txt", "MIT License", "do not edit",
                    "AMBIGUOUS_NAMES in tools/gen_ai_robots.py",
