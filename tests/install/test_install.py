@@ -75,6 +75,16 @@ with tempfile.TemporaryDirectory() as dest:
            env=run_env)
     check("installed classify-run runs", p.stdout.startswith(b"reject ai-robots-txt\t"), p.stdout + p.stderr)
 
+    # clf-import: the installed script finds its installed package (docs/importers.md)
+    check("installs clf-import", "clf-import" in files and os.access(files.get("clf-import", dest), os.X_OK))
+    p = sh([files.get("clf-import", "clf-import"), "robots-txt", "-"],
+           input=b"User-agent: InstallBot\nDisallow: /\n", env=dict(os.environ, PYTHONPATH=""))
+    check("installed clf-import converts a robots.txt", p.returncode == 0 and b'"InstallBot",' in p.stdout,
+          p.stdout + p.stderr)
+    check("installed clf-import uses the installed package",
+          p.returncode == 0 and os.path.isfile(os.path.join(os.path.dirname(os.path.dirname(files.get("clf-import", dest))),
+                                                            "share", "libclassify", "python", "clf_import", "main.py")))
+
 print("1..%d" % len(results))
 for i, (ok, name, detail) in enumerate(results, 1):
     print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
