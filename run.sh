@@ -12,6 +12,8 @@
 #   ./run.sh bench redos
 #                    the linear-time benchmark on ReDoS attack strings
 #                    (bench/redos/README.md)
+#   ./run.sh accuracy
+#                    the accuracy report on the real corpora (docs/accuracy.md)
 #   ./run.sh bench serve
 #                    the classify-serve load test with wrk (bench/serve/README.md)
 #
@@ -113,5 +115,6 @@ case "${1:-}" in
             exec python3 bench/serve/run.py "$BUILD_DIR" "$@"
         fi
         exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
-    *) echo "usage: ./run.sh demo | test | bench [redos | serve]" >&2; exit 2 ;;
+    accuracy) build; shift; exec python3 tools/accuracy.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@" ;;  # docs/accuracy.md
+    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve]" >&2; exit 2 ;;
 esac
