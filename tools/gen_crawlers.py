@@ -250,6 +250,15 @@ EXCLUDED = {
     "AP3A\\.240617\\.008":
         "an Android 15 build id (OPPO, OnePlus and other phones), not a crawler: "
         "it rejects real devices (uap-core's HeyTap Browser UA)",
+    "Butterfly":
+        "a plain word: it rejects HTC Butterfly phones and their apps",
+    "Sonic":
+        "a plain word: it rejects ViewSonic tablets and phones like the Lucky Ultra Sonic",
+    "008\\/":
+        "three digits and a slash: it rejects Opera Mini builds (4.4.39008/) and "
+        "devices such as sprd-L008/",
+    "WordPress\\/":
+        "WordPress sites fetching pingbacks and embeds, and device sites built on it",
 }
 
 
