@@ -55,3 +55,27 @@ def comment_text(value):
     if isinstance(value, str):
         value = value.encode("utf-8", "surrogateescape")
     return "".join(chr(b) if 0x20 <= b <= 0x7E else "\\x%02X" % b for b in value)
+
+
+# The largest input file read (policies, their imports, robots.txt): far
+# more than any real one, and what classifyc accepts as a source.
+MAX_INPUT_BYTES = 16 << 20
+
+
+def read_bounded(path, stream=None):
+    """The bytes of `path` (or of `stream`), refusing what is not a regular
+    file (a FIFO or a device could block or never end) and anything over
+    MAX_INPUT_BYTES. Raises OSError or ValueError with the reason."""
+    import os
+    import stat
+    if stream is None:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        with open(path, "rb") as f:
+            data = f.read(MAX_INPUT_BYTES + 1)
+    else:
+        data = stream.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise ValueError("larger than %d MiB" % (MAX_INPUT_BYTES >> 20))
+    return data

@@ -39,6 +39,7 @@ import tempfile
 import yaml
 
 from . import clf_string, comment_text
+from . import read_bounded
 from .anubis_cel import CelError, translate_bot, translate_threshold, canonical_header
 from .anubis_re2 import Re2Error, translate as re2_translate
 
@@ -100,10 +101,11 @@ def _load_text(text, path):
 
 def _read(path):
     try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "surrogateescape")
+        return read_bounded(path).decode("utf-8", "surrogateescape")
     except OSError as e:
         raise ConvertError("can't read: %s" % (e.strerror or e), path)
+    except ValueError as e:
+        raise ConvertError("can't read: %s" % e, path)
 
 
 # Go's encoding/json matches object keys case-insensitively.

@@ -93,6 +93,8 @@ def tokenize(src):
         elif kind == "num":
             if not text.isdigit():
                 raise CelError("only decimal integers are supported, not %r" % text)
+            if int(text) > 9223372036854775807:  # cel-go refuses it too
+                raise CelError("integer literal %s is out of range (int64)" % text[:30])
             toks.append(("int", int(text)))
         elif kind == "id":
             if text in ("true", "false"):

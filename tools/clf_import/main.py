@@ -70,9 +70,18 @@ def write_output(path, text):
     renamed into place once complete."""
     data = text.encode("utf-8", "surrogateescape")
     if path is None or path == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        try:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise InputError("cannot write standard output: %s" % (e.strerror or e), "-")
         return
+    # The rename below would replace a device, FIFO or directory entry
+    # (as root, -o /dev/null would destroy /dev/null): refuse them.
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise InputError("refusing to write: not a regular file", path)
     d = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
@@ -141,6 +150,15 @@ def main(argv=None):
         sys.stderr.write("%s: %s\n" % (PROG, format_error(e, src)))
         return 1
     except BrokenPipeError:
+        return 1
+    except RecursionError:
+        sys.stderr.write("%s: %s: error: nested too deeply (imports or expressions)\n" % (PROG, src))
+        return 1
+    except (TypeError, ValueError, UnicodeError) as e:
+        # An input shape the converters do not expect (a YAML key that is a
+        # list, a lone surrogate escape, ...): say so instead of a traceback.
+        sys.stderr.write("%s: %s: error: cannot convert this input (%s: %.200s)\n"
+                         % (PROG, src, type(e).__name__, e))
         return 1
     return 0
 

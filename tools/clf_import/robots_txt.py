@@ -38,7 +38,7 @@ Differences, on purpose (docs/importers.md):
 
 import os
 
-from . import InputError, clf_string, comment_text
+from . import InputError, read_bounded, clf_string, comment_text
 
 DEFAULT_REASON = "robots-txt"
 RULE_DIRECTIVES = ("disallow", "allow", "crawl-delay")
@@ -55,6 +55,9 @@ class Group:
     def blocks_site(self):
         return any(v == "/" for v, _ in self.disallows)
 
+
+# The longest User-agent name converted (bytes).
+MAX_AGENT = 1000
 
 def _strip_comment(value):
     i = value.find("#")
@@ -80,6 +83,11 @@ def parse(text, path="robots.txt"):
         directive = directive.strip().lower()
         value = _strip_comment(value)
         if directive == "user-agent":
+            if len(value) > MAX_AGENT:
+                # Hyperscan refuses very long literals; no real product
+                # token comes near this.
+                raise InputError("User-agent of %d bytes: longer than %d" % (len(value), MAX_AGENT),
+                                 path, lineno)
             if cur is None or cur.has_rules:
                 cur = Group()
                 groups.append(cur)
@@ -124,12 +132,13 @@ def read_text(path):
     try:
         if path == "-":
             import sys
-            data = sys.stdin.buffer.read()
+            data = read_bounded(None, sys.stdin.buffer)
         else:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = read_bounded(path)
     except OSError as e:
         raise InputError("cannot open: %s" % (e.strerror or e), path)
+    except ValueError as e:
+        raise InputError("cannot read: %s" % e, path)
     return data.decode("utf-8", "surrogateescape")
 
 

@@ -296,6 +296,13 @@ thresholds:
         ok(text is None and "rule 'bad-cel'" in (err or "") and why in (err or ""),
            "CEL %s is refused naming the rule" % expr, err)
 
+    # Found by attacking the importer: an out-of-range integer became
+    # `if true`, which denied every request (cel-go refuses the literal).
+    p = policy("bots:\n  - name: big\n    action: DENY\n    expression: '9223372036854775808 > 1'\n", "bigint")
+    text, err = convert(p, check=False)
+    ok(text is None and "rule 'big'" in (err or "") and "out of range" in (err or ""),
+       "an integer literal beyond int64 is refused naming the rule", err)
+
     p = policy("bots:\n  - name: hs\n    user_agent_regex: '\\bfoo\\b{3}'\n    action: DENY\n", "hs")
     text, err = convert(p)
     ok(text is None and "rule 'hs'" in (err or "") and "Hyperscan" in (err or ""),

@@ -17,6 +17,7 @@ Edge-case part (always runs): small robots.txt texts written here.
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import tempfile
@@ -282,6 +283,26 @@ rc, so, se = run([CLF_IMPORT, "robots-txt", os.path.join(TMP, "comments.robots.t
 t.ok(rc == 1 and re.match(rb"clf-import: .*x\.clf: error: cannot write", se), "-o in a missing directory: exit 1", se)
 rc, so, se = run([CLF_IMPORT, "robots-txt", "-"], stdin=b"User-agent: StdinBot\nDisallow: /\n")
 t.ok(rc == 0 and b'"StdinBot",' in so, "reads standard input for -", se)
+
+# Found by attacking the importer: each was a traceback, a hang, a device
+# replaced by a file, or an output that did not compile.
+err_case("a non-regular input (/dev/zero would never end)", ["robots-txt", "/dev/zero"],
+         pattern=r"^clf-import: /dev/zero: error: cannot read: not a regular file")
+fifo = os.path.join(TMP, "fifo")
+os.mkfifo(fifo)
+err_case("a FIFO is refused, not waited on", ["robots-txt", fifo],
+         pattern=r"error: cannot read: not a regular file")
+fifo_out = os.path.join(TMP, "fifo-out")
+os.mkfifo(fifo_out)
+err_case("-o onto something that is not a regular file is refused",
+         ["robots-txt", os.path.join(TMP, "comments.robots.txt"), "-o", fifo_out],
+         pattern=r"error: refusing to write: not a regular file")
+t.ok(stat.S_ISFIFO(os.stat(fifo_out).st_mode), "... and the FIFO is still a FIFO")
+long_ua = os.path.join(TMP, "long-ua.robots.txt")
+with open(long_ua, "w") as f:
+    f.write("User-agent: %s\nDisallow: /\n" % ("a" * 16000))
+err_case("a 16,000-byte User-agent (Hyperscan refuses such literals)", ["robots-txt", long_ua],
+         pattern=r"^clf-import: %s:1: error: User-agent of 16000 bytes" % re.escape(long_ua))
 
 rc, so, se = run([CLF_IMPORT, "--help"])
 h = so.decode()
