@@ -127,9 +127,11 @@ static clf_status header_value(clf_ctx *ctx, uint32_t h, vm_value *out)
             return CLF_E_LIMIT;
         }
         char *d = ctx->ws + ctx->ws_used, *q = d;
+        int first = 1; /* not q != d: an empty first value writes nothing */
         for (uint32_t i = 0; i < ctx->nentries; i++) {
             if (ctx->entries[i].slot != h) continue;
-            if (q != d) { *q++ = ','; *q++ = ' '; }
+            if (!first) { *q++ = ','; *q++ = ' '; }
+            first = 0;
             if (ctx->entries[i].n) memcpy(q, ctx->entries[i].p, ctx->entries[i].n);
             q += ctx->entries[i].n;
         }

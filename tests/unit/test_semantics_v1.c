@@ -774,3 +774,22 @@ Test(semantics_v1, mutable_local_loses_its_origin)
     cr_assert_str_eq(body(src, "GET /swap?v=fine\nUser-Agent: evil").reason, "clean");
     cr_assert_str_eq(body(src, "GET /x?v=fine\nUser-Agent: evil").reason, "evil");
 }
+
+/* Regression: a repeated header whose first value is empty was joined
+ * without its ", " separator, and the value read two stale bytes of the
+ * string workspace (a previous request's data, or NULs) in its place.
+ * Found through stdlib/default.clf: two empty User-Agent lines. */
+Test(semantics_v1, joined_header_with_an_empty_first_value)
+{
+    const char *src = "filter main(req: Request) {\n"
+                      "    let v = req.header(\"x-test\")\n"
+                      "    if v == \", b\" { accept \"joined\" }\n"
+                      "    if v == \", \" { accept \"two-empty\" }\n"
+                      "    reject\n"
+                      "}\n";
+    h_result r = h_run(src, "GET /\nX-Test: \nX-Test: b");
+    cr_assert_eq(r.status, CLF_OK);
+    cr_assert_str_eq(r.reason, "joined");
+    r = h_run(src, "GET /\nX-Test: \nX-Test: ");
+    cr_assert_str_eq(r.reason, "two-empty");
+}
