@@ -297,39 +297,43 @@ def _atomic(code):
         _balanced_single(code)
 
 
-def _balanced_single(code):
-    if not code.startswith("("):
-        # method chains like req.header("x").matches(/a/) are atomic if no top-level operator
-        depth = 0
-        instr = False
-        inre = False
-        i = 0
-        while i < len(code):
-            c = code[i]
-            if instr:
-                if c == "\\":
-                    i += 2
-                    continue
-                if c == '"':
-                    instr = False
-            elif inre:
-                if c == "\\":
-                    i += 2
-                    continue
-                if c == "/":
-                    inre = False
-            elif c == '"':
-                instr = True
-            elif c == "/" and i > 0 and code[i - 1] == "(":
-                inre = True
-            elif c in "([":
+def _top_level(code):
+    """The (index, character) pairs of generated .clf code that lie outside
+    string literals and regexes, with the bracket depth before each."""
+    depth = 0
+    instr = inre = False
+    i = 0
+    while i < len(code):
+        c = code[i]
+        if instr:
+            if c == "\\":
+                i += 2
+                continue
+            if c == '"':
+                instr = False
+        elif inre:
+            if c == "\\":
+                i += 2
+                continue
+            if c == "/":
+                inre = False
+        elif c == '"':
+            instr = True
+        elif c == "/" and i > 0 and code[i - 1] == "(":
+            inre = True
+        else:
+            yield i, c, depth
+            if c in "([":
                 depth += 1
             elif c in ")]":
                 depth -= 1
-            elif depth == 0 and c in " &|!=<>":
-                return False
-            i += 1
-        return True
+        i += 1
+
+
+def _balanced_single(code):
+    if not code.startswith("("):
+        # method chains like req.header("x").matches(/a/) are atomic if no top-level operator
+        return not any(d == 0 and c in " &|!=<>" for _, c, d in _top_level(code))
     depth = 0
     for k, c in enumerate(code):
         if c == "(":
@@ -377,34 +381,8 @@ def _or(a, b):
 
 def _wrap_or(code):
     # `||` binds looser than `&&`: parenthesize a top-level `||`
-    depth = 0
-    instr = inre = False
-    i = 0
-    while i < len(code):
-        c = code[i]
-        if instr:
-            if c == "\\":
-                i += 2
-                continue
-            if c == '"':
-                instr = False
-        elif inre:
-            if c == "\\":
-                i += 2
-                continue
-            if c == "/":
-                inre = False
-        elif c == '"':
-            instr = True
-        elif c == "/" and i > 0 and code[i - 1] == "(":
-            inre = True
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif depth == 0 and code.startswith("||", i):
-            return "(" + code + ")"
-        i += 1
+    if any(d == 0 and code.startswith("||", i) for i, _, d in _top_level(code)):
+        return "(" + code + ")"
     return code
 
 
