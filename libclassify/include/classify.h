@@ -150,8 +150,10 @@ typedef void (*clf_free_fn)(void *ud, void *ptr);
  * from the file (placed with hs_deserialize_database_at). It does not
  * cover Hyperscan's scratch (hs_alloc_scratch) or a database Hyperscan
  * recompiles (see clf_program_load): those use Hyperscan's allocator,
- * which the library never changes (hs_set_allocator is process-wide).
- * Pass both NULL to go back to malloc/free. Returns CLF_OK, or
+ * which the library never changes (hs_set_allocator is process-wide),
+ * nor PCRE2's JIT code and JIT stacks for captures (executable memory and
+ * stacks come from PCRE2's own allocator). Pass both NULL to go back to
+ * malloc/free. Returns CLF_OK, or
  * CLF_E_INVALID when opts is NULL or only one function is given. The
  * options object itself is always allocated with malloc. */
 CLF_API clf_status clf_options_set_allocator(clf_options *opts, clf_alloc_fn alloc,
@@ -223,7 +225,11 @@ typedef struct clf_ctx clf_ctx;
 
 /* Creates a context for `prog`: registers, one Hyperscan scratch big enough
  * for all the program's databases (hs_alloc_scratch), the scan bitsets,
- * the string workspace and 4 bytes per pattern test for clf_eval_explain. Returns CLF_OK and stores it in *out, or
+ * the string workspace and 4 bytes per pattern test for clf_eval_explain;
+ * when the program captures (`s.capture(...)`), PCRE2's match data and
+ * backtracking frames (about 130 KiB and up, from the host allocator) and
+ * a 1 MiB JIT stack (reserved by PCRE2's JIT allocator, mmap, like JIT
+ * code: outside the host allocator). Returns CLF_OK and stores it in *out, or
  * CLF_E_INVALID, CLF_E_NOMEM, CLF_E_BACKEND (with a message in `err`).
  * The context borrows `prog`, which must outlive it. A context may be used
  * by one thread at a time; make one per thread. */
