@@ -1,9 +1,12 @@
 """Helpers shared by the generators in tools/ (gen_ai_robots.py,
-gen_uap_regexes.py): the upstream commit of a corpus, comment text, and
-atomic output. Python 3 standard library only."""
+gen_crawlers.py, gen_uap_regexes.py): the upstream commit of a corpus,
+comment text, atomic output and the --check mode. Python 3 standard
+library only."""
 
+import difflib
 import os
 import re
+import sys
 import tempfile
 
 
@@ -53,3 +56,31 @@ def write_atomic(path, text, encoding="ascii"):
         except OSError:
             pass
         raise
+
+
+def check_or_write(prog, output, text, summary, check, regen_command):
+    """The end of a generator's main: with `check`, compare `output` with
+    `text` (exit status 0 when equal, 1 with a diff and the regeneration
+    command when not, or when the file is missing); otherwise write it
+    atomically. `summary` ends the status line. Returns the exit status."""
+    if not check:
+        write_atomic(output, text)
+        print("%s: wrote %s (%s)" % (prog, output, summary))
+        return 0
+    try:
+        current = output.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        print("%s: %s is missing or unreadable (%s); run: %s" % (prog, output, e, regen_command),
+              file=sys.stderr)
+        return 1
+    if current == text:
+        print("%s: %s is up to date (%s)" % (prog, output, summary))
+        return 0
+    diff = list(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
+                                     str(output) + " (committed)", str(output) + " (generated)"))
+    sys.stderr.write("%s: %s is out of date; run: %s\n" % (prog, output, regen_command))
+    sys.stderr.writelines(diff[:200])
+    if len(diff) > 200:
+        sys.stderr.write("... (%d more diff lines)\n" % (len(diff) - 200))
+    return 1
+

@@ -31,7 +31,6 @@ upstream commit and AMBIGUOUS_NAMES (no dates, no absolute paths).
 """
 
 import argparse
-import difflib
 import hashlib
 import json
 import os
@@ -41,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
-from clfgen import GenError, one_line_comment, read_commit, write_atomic  # noqa: E402
+from clfgen import GenError, check_or_write, one_line_comment, read_commit  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT_REL = "../shared/corpora/ai-robots-txt/robots.json"
@@ -495,28 +494,7 @@ def main(argv=None):
         print("gen_ai_robots: error: %s" % e, file=sys.stderr)
         return 2
 
-    if args.check:
-        try:
-            current = output.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            print("gen_ai_robots: %s is missing or unreadable (%s); run: %s"
-                  % (output, e, REGEN_COMMAND), file=sys.stderr)
-            return 1
-        if current == text:
-            print("gen_ai_robots: %s is up to date (%d agents, %d ambiguous)" % (output, len(agents), len(curated)))
-            return 0
-        diff = list(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
-                                         str(output) + " (committed)", str(output) + " (generated)"))
-        sys.stderr.write("gen_ai_robots: %s is out of date; run: %s\n" % (output, REGEN_COMMAND))
-        sys.stderr.writelines(diff[:200])
-        if len(diff) > 200:
-            sys.stderr.write("... (%d more diff lines)\n" % (len(diff) - 200))
-        return 1
-
-    write_atomic(output, text)
-    print("gen_ai_robots: wrote %s (%d agents, %d ambiguous)" % (output, len(agents), len(curated)))
-    return 0
-
+    return check_or_write("gen_ai_robots", output, text, "%d agents, %d ambiguous" % (len(agents), len(curated)), args.check, REGEN_COMMAND)
 
 if __name__ == "__main__":
     sys.exit(main())

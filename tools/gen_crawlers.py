@@ -43,7 +43,6 @@ and this script.
 """
 
 import argparse
-import difflib
 import hashlib
 import json
 import os
@@ -53,7 +52,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
-from clfgen import GenError, one_line_comment, read_commit, write_atomic  # noqa: E402
+from clfgen import GenError, check_or_write, one_line_comment, read_commit  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT_REL = "../shared/corpora/crawler-user-agents/crawler-user-agents.json"
@@ -373,27 +372,7 @@ def main(argv=None):
     summary = "%d patterns: %d converted, %d skipped" % (len(entries), nconv, len(skipped))
     for n, why in skipped:
         summary += "\n  skipped #%d %r: %s" % (n, entries[n]["pattern"], why)
-    if args.check:
-        try:
-            current = output.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            print("gen_crawlers: %s is missing or unreadable (%s); run: %s" % (output, e, REGEN_COMMAND),
-                  file=sys.stderr)
-            return 1
-        if current == text:
-            print("gen_crawlers: %s is up to date (%s)" % (output, summary))
-            return 0
-        diff = list(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
-                                         str(output) + " (committed)", str(output) + " (generated)"))
-        sys.stderr.write("gen_crawlers: %s is out of date; run: %s\n" % (output, REGEN_COMMAND))
-        sys.stderr.writelines(diff[:200])
-        if len(diff) > 200:
-            sys.stderr.write("... (%d more diff lines)\n" % (len(diff) - 200))
-        return 1
-    write_atomic(output, text)
-    print("gen_crawlers: wrote %s (%s)" % (output, summary))
-    return 0
-
+    return check_or_write("gen_crawlers", output, text, summary, args.check, REGEN_COMMAND)
 
 if __name__ == "__main__":
     sys.exit(main())
