@@ -60,7 +60,7 @@ ast *ps_ip(ps_state *ps, lx_token t)
 
 ast *ps_negate(ps_state *ps, lx_token t, ast *e)
 {
-    if (e && e->kind == AST_INT && !(e->flags & AST_F_PREFIX)) {
+    if (e && e->kind == AST_INT) {
         e->ival = -e->ival; /* no overflow: literals are at most INT64_MAX */
         e->off = t.off;
         return e;
