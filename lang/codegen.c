@@ -52,6 +52,20 @@ typedef struct test_key {
     uint32_t test;
 } test_key;
 
+/* Specialization: a fn whose str parameters are request fields at a
+ * call (`odd_but_real(ua)` with `let ua = req.header("user-agent")`) gets
+ * its own copy in which those parameters keep their origin, so that its
+ * tests on them are bits of the field's one scan per request (OP_SCANF)
+ * instead of a Hyperscan scan of the value at every call (OP_SCAND). */
+#define CG_SPEC_PARAMS 8 /* fns with more parameters are not specialized */
+
+typedef struct cg_spec {
+    sym *f;
+    uint32_t index;                      /* function index */
+    int origin[CG_SPEC_PARAMS];          /* per parameter, ORIGIN_* */
+    const char *oname[CG_SPEC_PARAMS];   /* ORIGIN_HEADER: the header */
+} cg_spec;
+
 typedef struct cg {
     compilation *c;
     int failed; /* out of memory */
@@ -79,8 +93,9 @@ typedef struct cg {
     uint32_t capipnode;
     vm_capt *capts;
     uint32_t ncapts, capcapts;
-    /* Functions still to generate, in index order. */
-    sym **queue;
+    /* Functions to generate, in index order: queue[i] is function
+     * func_base + i. */
+    cg_spec *queue;
     uint32_t nqueue, capqueue;
     uint32_t func_base; /* 1 when a stub entry is function 0, else 0 */
     const sym *cur_fn; /* the one being generated */
@@ -319,23 +334,9 @@ static char *literal_expr(cg *g, int method, const char *s, uint32_t n)
     return d;
 }
 
-/* Returns the test id answering `method(lit)` on `subject`, adding the
- * test and its patterns on first use. */
-static uint32_t test_for(cg *g, uint32_t subject, int method, const ast *lit)
+/* Adds the patterns of `method(lit)` to test `test` of `subject`. */
+static void add_test_patterns(cg *g, uint32_t subject, uint32_t test, int method, const ast *lit)
 {
-    for (uint32_t i = 0; i < g->ntests; i++)
-        if (g->tests[i].subject == subject && g->tests[i].method == method &&
-            g->tests[i].lit == lit)
-            return g->tests[i].test;
-    if (g->subjects[subject].ntests == 65535) {
-        if (!g->failed)
-            src_error(g->c->src, lit->file, lit->off,
-                      "more than 65535 pattern tests on one request field");
-        return 0;
-    }
-    uint32_t test = g->subjects[subject].ntests++;
-    if (GROW(g, g->tests, g->captests, g->ntests + 1)) return 0;
-    g->tests[g->ntests++] = (test_key){subject, method, lit, test};
     const uint32_t single = HS_FLAG_SINGLEMATCH;
     if (lit->kind == AST_REGEX) {
         uint32_t f = single | HS_FLAG_ALLOWEMPTY;
@@ -353,6 +354,37 @@ static uint32_t test_for(cg *g, uint32_t subject, int method, const ast *lit)
         char *e = literal_expr(g, method, lit->str, lit->slen);
         if (e) add_pattern(g, subject, test, e, single, lit);
     }
+}
+
+/* A new test on `subject`, remembered under (method, key) so that the
+ * same test in another place reuses it; 0 and an error past the limit. */
+static int new_test(cg *g, uint32_t subject, int method, const ast *key, uint32_t *test)
+{
+    for (uint32_t i = 0; i < g->ntests; i++)
+        if (g->tests[i].subject == subject && g->tests[i].method == method &&
+            g->tests[i].lit == key) {
+            *test = g->tests[i].test;
+            return 0;
+        }
+    *test = 0;
+    if (g->subjects[subject].ntests == 65535) {
+        if (!g->failed)
+            src_error(g->c->src, key->file, key->off,
+                      "more than 65535 pattern tests on one request field");
+        return 0;
+    }
+    *test = g->subjects[subject].ntests++;
+    if (GROW(g, g->tests, g->captests, g->ntests + 1)) return 0;
+    g->tests[g->ntests++] = (test_key){subject, method, key, *test};
+    return 1;
+}
+
+/* Returns the test id answering `method(lit)` on `subject`, adding the
+ * test and its patterns on first use. */
+static uint32_t test_for(cg *g, uint32_t subject, int method, const ast *lit)
+{
+    uint32_t test;
+    if (new_test(g, subject, method, lit, &test)) add_test_patterns(g, subject, test, method, lit);
     return test;
 }
 
@@ -362,8 +394,78 @@ static uint32_t func_index(cg *g, sym *f)
     if (f->func >= 0) return (uint32_t)f->func;
     if (GROW(g, g->queue, g->capqueue, g->nqueue + 1)) return 0;
     f->func = (int)(g->func_base + g->nqueue);
-    g->queue[g->nqueue++] = f;
+    g->queue[g->nqueue] = (cg_spec){.f = f, .index = (uint32_t)f->func};
+    g->nqueue++;
     return (uint32_t)f->func;
+}
+
+/* The function index of fn `f` specialized for the origins of the
+ * arguments `args` (a call's argument list), queueing it on first use;
+ * the plain function when no str argument is a request field. */
+static uint32_t spec_index(cg *g, sym *f, const ast *args)
+{
+    cg_spec want = {.f = f};
+    int any = 0, k = 0;
+    const ast *p = f->decl->a, *a = args;
+    for (; p && a; p = p->next, a = a->next, k++) {
+        if (k == CG_SPEC_PARAMS) return func_index(g, f);
+        if (p->type == T_STR && a->origin != ORIGIN_NONE) {
+            want.origin[k] = a->origin;
+            want.oname[k] = a->oname;
+            any = 1;
+        }
+    }
+    if (!any) return func_index(g, f);
+    for (uint32_t i = 0; i < g->nqueue; i++) {
+        const cg_spec *q = &g->queue[i];
+        if (q->f != f) continue;
+        int same = 1;
+        for (int j = 0; j < CG_SPEC_PARAMS && same; j++)
+            same = q->origin[j] == want.origin[j] &&
+                   (q->origin[j] != ORIGIN_HEADER || strcmp(q->oname[j], want.oname[j]) == 0);
+        if (same) return q->index;
+    }
+    if (GROW(g, g->queue, g->capqueue, g->nqueue + 1)) return 0;
+    want.index = g->func_base + g->nqueue;
+    g->queue[g->nqueue++] = want;
+    return want.index;
+}
+
+/* Gives every name in the statements or expressions of list `n` the
+ * origin of its symbol, as the checker did, after the parameters' origins
+ * changed (spec_apply): an immutable local bound to a field-valued name
+ * is field-valued too. */
+static void reannotate(ast *n)
+{
+    for (; n; n = n->next) {
+        reannotate(n->a);
+        if (n->kind == AST_NAME && n->sym &&
+            (((sym *)n->sym)->kind == SYM_LOCAL || ((sym *)n->sym)->kind == SYM_PARAM)) {
+            n->origin = ((sym *)n->sym)->origin;
+            n->oname = ((sym *)n->sym)->oname;
+        }
+        if (n->kind == AST_LET && n->sym && !(n->flags & AST_F_MUT)) {
+            ((sym *)n->sym)->origin = n->a->origin;
+            ((sym *)n->sym)->oname = n->a->oname;
+        }
+        reannotate(n->b);
+        reannotate(n->c);
+    }
+}
+
+/* Sets the origins of fn `sp->f`'s parameters to the specialization's
+ * (ORIGIN_NONE for the plain function) throughout its body. */
+static void spec_apply(const cg_spec *sp)
+{
+    ast *d = sp->f->decl;
+    int k = 0;
+    for (ast *p = d->a; p; p = p->next, k++) {
+        sym *y = p->sym;
+        if (!y || k >= CG_SPEC_PARAMS) continue;
+        y->origin = sp->origin[k];
+        y->oname = (char *)sp->oname[k];
+    }
+    reannotate(d->b);
 }
 
 static vm_type vm_type_of(ty t)
@@ -518,6 +620,8 @@ static long capture_for(cg *g, uint32_t s, uint32_t t, const ast *re, const ast 
 
 static int gen_expr(cg *g, ast *e);
 static void gen_jump(cg *g, ast *e, int when, jlist *l);
+static ast *cond_field(ast *e);
+static int gen_merged_or(cg *g, ast *e);
 
 static int load_bool(cg *g, int v)
 {
@@ -650,7 +754,7 @@ static int gen_capture(cg *g, ast *e)
 static int gen_fn_call(cg *g, ast *e)
 {
     sym *f = e->sym;
-    uint32_t idx = func_index(g, f);
+    uint32_t idx = spec_index(g, f, e->b);
     int nregp = 0;
     for (ast *p = f->decl->a; p; p = p->next)
         if (p->type != T_REQUEST) nregp++;
@@ -787,8 +891,10 @@ static int gen_expr(cg *g, ast *e)
         emit(g, OP_NOT, (uint32_t)r, (uint32_t)a, 0);
         return r;
     }
-    case AST_AND:
-    case AST_OR: {
+    case AST_OR:
+        if (cond_field(e)) return gen_merged_or(g, e);
+        /* fall through */
+    case AST_AND: {
         /* r := (e); through jumps, so the right side is skipped when the
          * left decides. r is written before the jumps, so it is defined on
          * every path, as the verifier checks. */
@@ -804,6 +910,108 @@ static int gen_expr(cg *g, ast *e)
     }
 }
 
+/* When `e` is a scan of a request field by a literal (what
+ * gen_string_test compiles to OP_SCANF), returns its receiver and sets
+ * *method and *lit; otherwise NULL. */
+static ast *field_scan(ast *e, int *method, ast **lit)
+{
+    ast *recv, *arg;
+    int m;
+    if (e->kind == AST_CALL && (e->method == M_CONTAINS || e->method == M_STARTS_WITH ||
+                                e->method == M_ENDS_WITH || e->method == M_EQUALS ||
+                                e->method == M_CONTAINS_WORD || e->method == M_MATCHES)) {
+        m = e->method;
+        recv = e->a;
+        arg = e->b;
+    } else if (e->kind == AST_IN && e->a->type == T_STR) {
+        m = M_EQUALS;
+        recv = e->a;
+        arg = e->b;
+    } else {
+        return NULL;
+    }
+    ast *k = chk_literal(arg);
+    if (recv->origin == ORIGIN_NONE || !k) return NULL;
+    if (k->kind == AST_SET ? !k->a
+        : k->kind == AST_STR ? k->slen == 0 || m == M_EQUALS
+        : k->kind != AST_REGEX)
+        return NULL;
+    *method = m;
+    *lit = k;
+    return recv;
+}
+
+static int same_field(const ast *a, const ast *b)
+{
+    return a->origin == b->origin &&
+           (a->origin != ORIGIN_HEADER || strcmp(a->oname, b->oname) == 0);
+}
+
+/* The operands of a chain of ||, left to right, into ops[] (up to max);
+ * returns how many there are. */
+static uint32_t or_operands(ast *e, ast **ops, uint32_t n, uint32_t max)
+{
+    if (e->kind == AST_OR) return or_operands(e->b, ops, or_operands(e->a, ops, n, max), max);
+    if (n < max) ops[n] = e;
+    return n + 1;
+}
+
+/* Test merging: in `a || b || ...`, a run of neighbouring operands that
+ * scan the same request field by literals is one question to Hyperscan,
+ * so it becomes one test whose patterns are all of theirs, answered by
+ * one OP_SCANF: `ua.matches(/x/) || ua.matches(/y/) || ...` over the
+ * 1,493 crawler-user-agents patterns costs one bit test instead of 1,493
+ * (each with its branch). Sound because a field scan has no effect and
+ * cannot fail once the field was scanned. Returns 0, having emitted
+ * nothing, when no two neighbours merge. */
+static int gen_jump_or(cg *g, ast *e, int when, jlist *l)
+{
+    uint32_t n = or_operands(e, NULL, 0, 0), runs = 0;
+    ast **ops = arena_alloc(g->c->ar, n * sizeof *ops);
+    if (!ops) {
+        g->failed = 1;
+        return 0;
+    }
+    or_operands(e, ops, 0, n);
+    int m, m2;
+    ast *k, *k2, *recv, *recv2;
+    for (uint32_t i = 0; i + 1 < n; i++)
+        if ((recv = field_scan(ops[i], &m, &k)) && (recv2 = field_scan(ops[i + 1], &m2, &k2)) &&
+            same_field(recv, recv2))
+            runs++;
+    if (runs == 0) return 0;
+    /* Jump when true: each operand jumps on true. Jump when false: each
+     * but the last skips past on true; the last jumps on false. */
+    jlist skip = {0};
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i + 1;
+        recv = field_scan(ops[i], &m, &k);
+        while (recv && j < n && (recv2 = field_scan(ops[j], &m2, &k2)) && same_field(recv, recv2))
+            j++;
+        int last = j == n;
+        jlist *to = when || !last ? (when ? l : &skip) : l;
+        int on = when || !last;
+        if (j == i + 1) {
+            gen_jump(g, ops[i], on, to);
+        } else {
+            uint32_t s = subject_for(g, recv->origin, recv->oname), t;
+            /* Keyed by the first operand, -1 for "merged". */
+            if (new_test(g, s, -1, ops[i], &t))
+                for (uint32_t q = i; q < j; q++) {
+                    field_scan(ops[q], &m2, &k2);
+                    add_test_patterns(g, s, t, m2, k2);
+                }
+            int r = new_reg(g, VM_T_BOOL);
+            g->at = ops[i];
+            emit(g, OP_SCANF, (uint32_t)r, s, t);
+            jl_add(g, to, emit_bx(g, on ? OP_JMPT : OP_JMPF, (uint32_t)r, 0));
+        }
+        i = j;
+    }
+    jl_patch_here(g, &skip);
+    return 1;
+}
+
 /* Emits code that jumps to the list when `e` evaluates to `when`, and
  * falls through otherwise. && and || short-circuit here. */
 static void gen_jump(cg *g, ast *e, int when, jlist *l)
@@ -814,8 +1022,10 @@ static void gen_jump(cg *g, ast *e, int when, jlist *l)
         g->at = e;
         if ((e->ival != 0) == when) jl_add(g, l, emit_bx(g, OP_JMP, 0, 0));
         return;
-    case AST_AND:
-    case AST_OR: {
+    case AST_OR:
+        if (gen_jump_or(g, e, when, l)) return;
+        /* fall through */
+    case AST_AND: {
         /* For &&, the left side being false decides the whole (a jump
          * when `when` is false, a skip otherwise); || is the mirror. */
         int decisive = e->kind == AST_OR;
@@ -932,10 +1142,88 @@ static int gen_stmt(cg *g, ast *s)
     }
 }
 
+/* When condition `e` is true only if a field scan is, because it is one
+ * or an || of several on the same request field, returns that field's
+ * receiver (else NULL). */
+static ast *cond_field(ast *e)
+{
+    int m;
+    ast *k;
+    if (e->kind != AST_OR) return field_scan(e, &m, &k);
+    ast *a = cond_field(e->a), *b = a ? cond_field(e->b) : NULL;
+    return b && same_field(a, b) ? a : NULL;
+}
+
+/* Adds the patterns of every field scan of cond_field() condition `e` to
+ * test `t` of subject `s`. */
+static void add_cond_patterns(cg *g, uint32_t s, uint32_t t, ast *e)
+{
+    if (e->kind == AST_OR) {
+        add_cond_patterns(g, s, t, e->a);
+        add_cond_patterns(g, s, t, e->b);
+        return;
+    }
+    int m;
+    ast *k;
+    field_scan(e, &m, &k);
+    add_test_patterns(g, s, t, m, k);
+}
+
+/* An || of scans of one request field, as a value: one merged test (see
+ * gen_jump_or), one OP_SCANF, no jumps. */
+static int gen_merged_or(cg *g, ast *e)
+{
+    ast *recv = cond_field(e);
+    uint32_t s = subject_for(g, recv->origin, recv->oname), t;
+    if (new_test(g, s, -1, e, &t)) add_cond_patterns(g, s, t, e);
+    int r = new_reg(g, VM_T_BOOL);
+    g->at = e;
+    emit(g, OP_SCANF, (uint32_t)r, s, t);
+    return r;
+}
+
+/* An `if` without else whose condition is cond_field()'s: its receiver. */
+static ast *guardable_if(ast *s)
+{
+    return s->kind == AST_IF && !s->c ? cond_field(s->a) : NULL;
+}
+
+/* Chain guards: a run of at least GUARD_MIN statements
+ * `if FIELD-SCAN { ... }` on one request field (ai_robots.check's 64
+ * categories, one `if` each) does nothing at all when no condition holds,
+ * which is the common case (a browser). One more test, whose patterns are
+ * all of the run's, answers "does any hold?", and when it does not, one
+ * jump skips the run: 2 instructions instead of 2 per `if`. The patterns
+ * are Hyperscan's to deduplicate; they cost database bytes, not scan time
+ * (docs/performance.md). */
+enum { GUARD_MIN = 4 };
+
 static int gen_block(cg *g, ast *block)
 {
     int ends = 0;
-    for (ast *s = block->a; s && !ends; s = s->next) ends = gen_stmt(g, s);
+    for (ast *s = block->a; s && !ends;) {
+        ast *recv = guardable_if(s), *end = s->next, *r2;
+        uint32_t n = 1;
+        while (recv && end && (r2 = guardable_if(end)) && same_field(recv, r2)) {
+            end = end->next;
+            n++;
+        }
+        if (n < GUARD_MIN) {
+            ends = gen_stmt(g, s);
+            s = s->next;
+            continue;
+        }
+        uint32_t subj = subject_for(g, recv->origin, recv->oname), t;
+        if (new_test(g, subj, -2, s, &t))
+            for (ast *q = s; q != end; q = q->next) add_cond_patterns(g, subj, t, q->a);
+        int r = new_reg(g, VM_T_BOOL);
+        jlist skip = {0};
+        g->at = s->a;
+        emit(g, OP_SCANF, (uint32_t)r, subj, t);
+        jl_add(g, &skip, emit_bx(g, OP_JMPF, (uint32_t)r, 0));
+        for (; s != end; s = s->next) gen_stmt(g, s); /* an if without else never ends */
+        jl_patch_here(g, &skip);
+    }
     return ends;
 }
 
@@ -955,9 +1243,11 @@ static void add_function(cg *g, const vm_func *fn)
 }
 
 /* Generates one fn or filter. */
-static void gen_function(cg *g, sym *f)
+static void gen_function(cg *g, const cg_spec *sp)
 {
+    sym *f = sp->f;
     ast *d = f->decl;
+    if (d->kind == AST_FN) spec_apply(sp);
     g->code = NULL;
     g->pos = NULL;
     g->ninsns = g->capinsns = g->cappos = 0;
@@ -988,6 +1278,7 @@ static void gen_function(cg *g, sym *f)
     if (nparams > 255)
         src_error(g->c->src, d->file, d->off, "'%s' has more than 255 parameters", d->str);
     add_function(g, &fn);
+    if (d->kind == AST_FN) spec_apply(&(cg_spec){.f = f}); /* as the checker left it */
 }
 
 /* The stub entry of a test-only program of a file without `main`. */
@@ -1095,7 +1386,10 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
         g.func_base = 1;
     }
     if (tests && collect_tests(&g, tests)) g.failed = 1;
-    for (uint32_t q = 0; q < g.nqueue && !g.failed; q++) gen_function(&g, g.queue[q]);
+    for (uint32_t q = 0; q < g.nqueue && !g.failed; q++) {
+        cg_spec sp = g.queue[q]; /* gen_function may grow the queue */
+        gen_function(&g, &sp);
+    }
 
     clf_program p = {0};
     p.consts = g.consts;

@@ -11,6 +11,8 @@
  * Positions come from the program's position table (vm_pos). Text goes
  * into a buffer on the stack: explaining allocates nothing.
  */
+#include <string.h>
+
 #include "explain.h"
 
 #include "explain_text.h"
@@ -113,29 +115,48 @@ static void test_text(explainer *x, const clf_ctx *ctx, uint32_t s, uint32_t tes
     const vm_subject *S = &p->subjects[s];
     uint32_t b = S->bit_base + test, first = ctx->first_match[b];
     const vm_pattern *one = NULL, *hit = NULL;
+    const char *how = NULL;
     uint32_t count = 0, id = 0;
+    int mixed = 0; /* a merged test (lang/codegen.c): methods or cases differ */
     for (uint32_t i = 0; i < p->npatterns; i++) {
         const vm_pattern *q = &p->patterns[i];
         if (q->subject != s) continue;
         if (first && id == first - 1) hit = q;
         id++; /* a pattern's Hyperscan id is its index in its subject */
         if (q->test != test) continue;
-        if (!one) one = q;
+        const vm_const *k = &p->consts[q->expr];
+        const char *m = q->flags & HS_FLAG_ALLOWEMPTY ? "matches"
+                                                      : vm_literal_method(k->str, k->len);
+        if (!one) {
+            one = q;
+            how = m;
+        } else if (strcmp(m, how) != 0 ||
+                   (!(q->flags & HS_FLAG_ALLOWEMPTY) &&
+                    ((q->flags ^ one->flags) & HS_FLAG_CASELESS))) {
+            mixed = 1;
+        }
         count++;
     }
     if (!one) return; /* the loader refuses subjects without patterns */
-    const vm_const *k = &p->consts[one->expr];
-    int regex = (one->flags & HS_FLAG_ALLOWEMPTY) != 0;
-    vm_text_str(t, regex ? "matches" : vm_literal_method(k->str, k->len));
-    vm_text_put(t, "(", 1);
-    if (count == 1) {
-        pattern(t, p, one);
-    } else {
-        vm_text_put(t, "[", 1);
+    if (mixed) {
+        /* `a.contains_word(S) || a.matches(/r/) || ...`: one test. */
+        vm_text_str(t, "any of [");
         vm_text_i64(t, count);
-        vm_text_str(t, one->flags & HS_FLAG_CASELESS ? " strings]i" : " strings]");
+        vm_text_str(t, " patterns]");
+    } else {
+        vm_text_str(t, how);
+        vm_text_put(t, "(", 1);
+        if (count == 1) {
+            pattern(t, p, one);
+        } else {
+            vm_text_put(t, "[", 1);
+            vm_text_i64(t, count);
+            vm_text_str(t, one->flags & HS_FLAG_ALLOWEMPTY ? " regexes]"
+                           : one->flags & HS_FLAG_CASELESS ? " strings]i" : " strings]");
+        }
+        vm_text_put(t, ")", 1);
     }
-    vm_text_str(t, ") on ");
+    vm_text_str(t, " on ");
     if (have_subject) {
         subject_name(t, p, S);
         /* The value, once: when this test is the one that scanned it. */

@@ -126,6 +126,18 @@ h_result h_run(const char *source, const char *request)
     return r;
 }
 
+const char *h_verdict_text(const clf_program *p, const char *request)
+{
+    static char out[160];
+    clf_ctx *ctx;
+    cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
+    h_result r = h_classify(ctx, request);
+    cr_assert_eq(r.status, CLF_OK, "eval failed: %s", clf_strerror(r.status));
+    snprintf(out, sizeof out, "%s:%s", r.verdict == CLF_ACCEPT ? "accept" : "reject", r.reason);
+    clf_ctx_free(ctx);
+    return out;
+}
+
 static void append(void *ud, const char *text, size_t len)
 {
     fwrite(text, 1, len, (FILE *)ud);

@@ -36,6 +36,10 @@ h_result h_classify(clf_ctx *ctx, const char *request);
 h_result h_classify_peer(clf_ctx *ctx, const char *request, const char *peer);
 /* Compiles, loads, classifies one request, frees everything. */
 h_result h_run(const char *source, const char *request);
+/* Classifies `request` with a new context of `p`, asserting CLF_OK:
+ * "accept:REASON" or "reject:REASON" (REASON "" when none), in a static
+ * buffer valid until the next call. */
+const char *h_verdict_text(const clf_program *p, const char *request);
 /* The disassembly of a program, malloc'd. */
 char *h_disasm(const clf_program *prog);
 
