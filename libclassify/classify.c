@@ -332,7 +332,10 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
     ctx->errmsg[0] = 0;
     ctx->nheaders++;
     ctx->header_bytes += name_len + value_len;
-    for (uint32_t h = 0; h < p->nhdrs; h++) {
+    if (!p->nhdrs) return CLF_OK;
+    for (uint32_t at = vm_hdr_hash(name, name_len) & p->hdr_mask; p->hdr_index[at];
+         at = (at + 1) & p->hdr_mask) {
+        uint32_t h = p->hdr_index[at] - 1;
         const vm_const *k = &p->consts[p->hdrs[h]];
         if (k->len != name_len || !name_eq(name, k->str, name_len)) continue;
         vm_hslot *s = &ctx->slots[h];

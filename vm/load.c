@@ -246,6 +246,20 @@ static clf_status read_tables(loader *ld)
         if (!is_str(p, p->hdrs[i]))
             FAIL(ld, CLF_E_FORMAT, "header slot %u does not name a string", i);
     }
+    if (n) { /* the index; slots in order, so a repeated name finds its first */
+        uint32_t size = 8;
+        while (size < 4 * (uint64_t)n && size < (UINT32_C(1) << 30)) size *= 2;
+        if (size < 4 * (uint64_t)n) FAIL(ld, CLF_E_FORMAT, "too many header slots (%u)", n);
+        p->hdr_index = vm_calloc(&p->opts.alloc, size, sizeof *p->hdr_index);
+        if (!p->hdr_index) FAIL(ld, CLF_E_NOMEM, "out of memory");
+        p->hdr_mask = size - 1;
+        for (uint32_t i = 0; i < n; i++) {
+            const vm_const *k = &p->consts[p->hdrs[i]];
+            uint32_t at = vm_hdr_hash(k->str, k->len) & p->hdr_mask;
+            while (p->hdr_index[at]) at = (at + 1) & p->hdr_mask;
+            p->hdr_index[at] = i + 1;
+        }
+    }
 
     section s = ld->sec[VM_SEC_SUBJ];
     if ((st = need(ld, VM_SEC_SUBJ, 4, 0, 0))) return st;
@@ -497,6 +511,7 @@ void vm_program_free(clf_program *p)
     vm_free(&a, p->consts);
     vm_free(&a, p->strings);
     vm_free(&a, p->hdrs);
+    vm_free(&a, p->hdr_index);
     vm_free(&a, p->subjects);
     vm_free(&a, p->patterns);
     vm_free(&a, p);

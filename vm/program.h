@@ -140,6 +140,13 @@ struct clf_program {
     uint32_t entry;    /* index of `main` */
     uint32_t *hdrs;    /* string constants: lower-case header names */
     uint32_t nhdrs;
+    /* Built by the loader: an open-addressing table from vm_hdr_hash() of
+     * a header name to 1 + its slot (0: empty), hdr_mask + 1 entries (a
+     * power of two, at least 4 per slot), so that clf_ctx_add_header finds
+     * a name's slot, or that it has none, in about one probe instead of a
+     * comparison with every slot. */
+    uint32_t *hdr_index;
+    uint32_t hdr_mask;
     vm_subject *subjects;
     uint32_t nsubjects;
     vm_pattern *patterns;
@@ -170,6 +177,22 @@ struct clf_program {
  * limit: the one mapping clf_options_set_limit and clf_program_limit
  * share. */
 VM_INTERNAL uint64_t *vm_limit_field(clf_options *o, clf_limit which);
+
+/* The hash of a header name for hdr_index: ASCII-case-insensitive, from
+ * the length and three bytes (first, middle, last), which tell the
+ * names a program inspects apart cheaply; equal names always collide,
+ * and the lookup compares the whole name anyway. */
+static inline uint32_t vm_hdr_hash(const char *s, size_t n)
+{
+    uint32_t h = (uint32_t)n * UINT32_C(0x9E3779B1);
+    if (n) {
+        uint32_t a = (unsigned char)s[0] | 0x20, b = (unsigned char)s[n / 2] | 0x20,
+                 c = (unsigned char)s[n - 1] | 0x20;
+        h ^= a | b << 8 | c << 16;
+    }
+    h *= UINT32_C(0x85EBCA6B);
+    return h ^ (h >> 15);
+}
 
 /* Formats a message into err/errlen (both may be 0/NULL). */
 VM_INTERNAL void vm_errf(char *err, size_t errlen, const char *fmt, ...)

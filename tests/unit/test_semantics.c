@@ -101,3 +101,32 @@ Test(semantics, header_names_are_case_insensitive)
                        "GET /\nuSER-aGENT: x");
     cr_assert_eq(r.verdict, CLF_REJECT);
 }
+
+/* The loader's header index (vm/load.c) hashes a name's length and its
+ * first, middle and last bytes: names that differ elsewhere collide and
+ * are told apart by the probe. Each of 40 inspected headers, among them
+ * colliding pairs ("a1bcd" and "a2bcd"), must reach its own slot, in any
+ * case, and a name that is not inspected must reach none. */
+Test(semantics, header_index_tells_colliding_names_apart)
+{
+    char src[8192], req[4096];
+    int n = snprintf(src, sizeof src, "filter main(r: Request) {\n    let mut s = 0\n");
+    for (int i = 0; i < 40; i++) {
+        /* x-NN-h, and a colliding a<i>bcd for the first ten */
+        n += snprintf(src + n, sizeof src - (size_t)n,
+                      "    if r.header(\"x-%02d-h\") == \"v%d\" { s += 1 }\n", i, i);
+        if (i < 10)
+            n += snprintf(src + n, sizeof src - (size_t)n,
+                          "    if r.header(\"a%dbcd\") == \"w%d\" { s += 100 }\n", i, i);
+    }
+    snprintf(src + n, sizeof src - (size_t)n,
+             "    if s == 1040 { accept \"all\" }\n    reject \"missed\"\n}\n");
+    n = snprintf(req, sizeof req, "GET /\nA2BCX: nothing\nX-40-H: v40");
+    for (int i = 39; i >= 0; i--) {
+        n += snprintf(req + n, sizeof req - (size_t)n, "\nX-%02d-h: v%d", i, i);
+        if (i < 10) n += snprintf(req + n, sizeof req - (size_t)n, "\nA%dBcD: w%d", i, i);
+    }
+    h_result r = h_run(src, req);
+    cr_assert_eq(r.status, CLF_OK);
+    cr_assert_str_eq(r.reason, "all");
+}
