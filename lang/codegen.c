@@ -52,20 +52,6 @@ typedef struct test_key {
     uint32_t test;
 } test_key;
 
-/* Specialization: a fn whose str parameters are request fields at a
- * call (`odd_but_real(ua)` with `let ua = req.header("user-agent")`) gets
- * its own copy in which those parameters keep their origin, so that its
- * tests on them are bits of the field's one scan per request (OP_SCANF)
- * instead of a Hyperscan scan of the value at every call (OP_SCAND). */
-#define CG_SPEC_PARAMS 8 /* fns with more parameters are not specialized */
-
-typedef struct cg_spec {
-    sym *f;
-    uint32_t index;                      /* function index */
-    int origin[CG_SPEC_PARAMS];          /* per parameter, ORIGIN_* */
-    const char *oname[CG_SPEC_PARAMS];   /* ORIGIN_HEADER: the header */
-} cg_spec;
-
 typedef struct cg {
     compilation *c;
     int failed; /* out of memory */
@@ -93,9 +79,8 @@ typedef struct cg {
     uint32_t capipnode;
     vm_capt *capts;
     uint32_t ncapts, capcapts;
-    /* Functions to generate, in index order: queue[i] is function
-     * func_base + i. */
-    cg_spec *queue;
+    /* Functions still to generate, in index order. */
+    sym **queue;
     uint32_t nqueue, capqueue;
     uint32_t func_base; /* 1 when a stub entry is function 0, else 0 */
     const sym *cur_fn; /* the one being generated */
@@ -394,78 +379,8 @@ static uint32_t func_index(cg *g, sym *f)
     if (f->func >= 0) return (uint32_t)f->func;
     if (GROW(g, g->queue, g->capqueue, g->nqueue + 1)) return 0;
     f->func = (int)(g->func_base + g->nqueue);
-    g->queue[g->nqueue] = (cg_spec){.f = f, .index = (uint32_t)f->func};
-    g->nqueue++;
+    g->queue[g->nqueue++] = f;
     return (uint32_t)f->func;
-}
-
-/* The function index of fn `f` specialized for the origins of the
- * arguments `args` (a call's argument list), queueing it on first use;
- * the plain function when no str argument is a request field. */
-static uint32_t spec_index(cg *g, sym *f, const ast *args)
-{
-    cg_spec want = {.f = f};
-    int any = 0, k = 0;
-    const ast *p = f->decl->a, *a = args;
-    for (; p && a; p = p->next, a = a->next, k++) {
-        if (k == CG_SPEC_PARAMS) return func_index(g, f);
-        if (p->type == T_STR && a->origin != ORIGIN_NONE) {
-            want.origin[k] = a->origin;
-            want.oname[k] = a->oname;
-            any = 1;
-        }
-    }
-    if (!any) return func_index(g, f);
-    for (uint32_t i = 0; i < g->nqueue; i++) {
-        const cg_spec *q = &g->queue[i];
-        if (q->f != f) continue;
-        int same = 1;
-        for (int j = 0; j < CG_SPEC_PARAMS && same; j++)
-            same = q->origin[j] == want.origin[j] &&
-                   (q->origin[j] != ORIGIN_HEADER || strcmp(q->oname[j], want.oname[j]) == 0);
-        if (same) return q->index;
-    }
-    if (GROW(g, g->queue, g->capqueue, g->nqueue + 1)) return 0;
-    want.index = g->func_base + g->nqueue;
-    g->queue[g->nqueue++] = want;
-    return want.index;
-}
-
-/* Gives every name in the statements or expressions of list `n` the
- * origin of its symbol, as the checker did, after the parameters' origins
- * changed (spec_apply): an immutable local bound to a field-valued name
- * is field-valued too. */
-static void reannotate(ast *n)
-{
-    for (; n; n = n->next) {
-        reannotate(n->a);
-        if (n->kind == AST_NAME && n->sym &&
-            (((sym *)n->sym)->kind == SYM_LOCAL || ((sym *)n->sym)->kind == SYM_PARAM)) {
-            n->origin = ((sym *)n->sym)->origin;
-            n->oname = ((sym *)n->sym)->oname;
-        }
-        if (n->kind == AST_LET && n->sym && !(n->flags & AST_F_MUT)) {
-            ((sym *)n->sym)->origin = n->a->origin;
-            ((sym *)n->sym)->oname = n->a->oname;
-        }
-        reannotate(n->b);
-        reannotate(n->c);
-    }
-}
-
-/* Sets the origins of fn `sp->f`'s parameters to the specialization's
- * (ORIGIN_NONE for the plain function) throughout its body. */
-static void spec_apply(const cg_spec *sp)
-{
-    ast *d = sp->f->decl;
-    int k = 0;
-    for (ast *p = d->a; p; p = p->next, k++) {
-        sym *y = p->sym;
-        if (!y || k >= CG_SPEC_PARAMS) continue;
-        y->origin = sp->origin[k];
-        y->oname = (char *)sp->oname[k];
-    }
-    reannotate(d->b);
 }
 
 static vm_type vm_type_of(ty t)
@@ -754,7 +669,7 @@ static int gen_capture(cg *g, ast *e)
 static int gen_fn_call(cg *g, ast *e)
 {
     sym *f = e->sym;
-    uint32_t idx = spec_index(g, f, e->b);
+    uint32_t idx = func_index(g, f);
     int nregp = 0;
     for (ast *p = f->decl->a; p; p = p->next)
         if (p->type != T_REQUEST) nregp++;
@@ -1243,11 +1158,9 @@ static void add_function(cg *g, const vm_func *fn)
 }
 
 /* Generates one fn or filter. */
-static void gen_function(cg *g, const cg_spec *sp)
+static void gen_function(cg *g, sym *f)
 {
-    sym *f = sp->f;
     ast *d = f->decl;
-    if (d->kind == AST_FN) spec_apply(sp);
     g->code = NULL;
     g->pos = NULL;
     g->ninsns = g->capinsns = g->cappos = 0;
@@ -1278,7 +1191,6 @@ static void gen_function(cg *g, const cg_spec *sp)
     if (nparams > 255)
         src_error(g->c->src, d->file, d->off, "'%s' has more than 255 parameters", d->str);
     add_function(g, &fn);
-    if (d->kind == AST_FN) spec_apply(&(cg_spec){.f = f}); /* as the checker left it */
 }
 
 /* The stub entry of a test-only program of a file without `main`. */
@@ -1386,10 +1298,7 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
         g.func_base = 1;
     }
     if (tests && collect_tests(&g, tests)) g.failed = 1;
-    for (uint32_t q = 0; q < g.nqueue && !g.failed; q++) {
-        cg_spec sp = g.queue[q]; /* gen_function may grow the queue */
-        gen_function(&g, &sp);
-    }
+    for (uint32_t q = 0; q < g.nqueue && !g.failed; q++) gen_function(&g, g.queue[q]);
 
     clf_program p = {0};
     p.consts = g.consts;

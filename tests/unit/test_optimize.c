@@ -7,9 +7,7 @@
  *   - test merging: neighbouring `||` operands scanning one request field
  *     are one test (one OP_SCANF);
  *   - chain guards: a run of 4 or more `if`s testing one field is skipped
- *     after one test when none can hold;
- *   - specialization: a fn called with a request field tests it through
- *     the field's one scan (OP_SCANF), not a scan per call (OP_SCAND).
+ *     after one test when none can hold.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -189,52 +187,5 @@ Test(optimize, short_or_mixed_runs_are_not_guarded)
     cr_assert_eq(count_op(p, "SCANF"), 5);
     cr_assert_str_eq(verdict(p, req("/p", "d")), "reject:p");
     cr_assert_str_eq(verdict(p, req("/", "d")), "reject:d");
-    clf_program_free(p);
-}
-
-/* ---- specialization ---- */
-
-Test(optimize, fn_on_a_field_tests_the_field_scan)
-{
-    /* has() is called with the User-Agent (a request field: specialized,
-     * OP_SCANF), with a computed value (the plain fn, OP_SCAND), and with
-     * another header (a second specialization). */
-    clf_program *p = h_program(
-        "fn has(u: str) -> bool {\n"
-        "    let v = u\n"
-        "    return v.contains([\"x\", \"y\"])\n"
-        "}\n"
-        "filter main(req: Request) {\n"
-        "    let ua = req.header(\"user-agent\")\n"
-        "    if has(ua) { reject \"ua\" }\n"
-        "    if has(ua.lower()) { reject \"lower\" }\n"
-        "    if has(req.header(\"referer\")) { reject \"referer\" }\n"
-        "    accept\n"
-        "}\n");
-    cr_assert_eq(count_op(p, "SCAND"), 1, "the computed argument scans at the call");
-    cr_assert_eq(count_op(p, "SCANF"), 2, "the two fields' versions test their field's scan");
-    cr_assert_str_eq(verdict(p, req("/", "ax")), "reject:ua");
-    cr_assert_str_eq(verdict(p, req("/", "aX")), "reject:lower");
-    cr_assert_str_eq(verdict(p, "GET /\nUser-Agent: a\nReferer: http://y/"), "reject:referer");
-    cr_assert_str_eq(verdict(p, req("/", "abc")), "accept:");
-    clf_program_free(p);
-}
-
-Test(optimize, specialized_fn_captures_from_the_field)
-{
-    clf_program *p = h_program(
-        "fn major(u: str) -> int {\n"
-        "    return u.capture(/Chrome\\/(\\d+)/, 1).to_int()\n"
-        "}\n"
-        "filter main(req: Request) {\n"
-        "    let ua = req.header(\"user-agent\")\n"
-        "    if major(ua) >= 100 { accept \"new\" }\n"
-        "    if major(ua.trim()) == 99 { reject \"99\" }\n"
-        "    reject \"never\"\n"
-        "}\n");
-    cr_assert_str_eq(verdict(p, req("/", "Mozilla Chrome/131.0")), "accept:new");
-    cr_assert_eq(count_op(p, "SCAND"), 1, "trim() is computed: the plain fn scans it");
-    cr_assert_str_eq(verdict(p, req("/", "Mozilla Chrome/99.0")), "reject:99");
-    cr_assert_str_eq(verdict(p, req("/", "Mozilla")), "reject:never");
     clf_program_free(p);
 }
