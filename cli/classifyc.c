@@ -37,6 +37,9 @@ static const char usage[] =
     "                 line for each and a summary; writes nothing (FILE.clf\n"
     "                 need not have a main filter)\n"
     "  --dump         print the bytecode and patterns, with source lines\n"
+    "  --no-inline    keep every call to a fn or filter a call, so that\n"
+    "                 classify-run --explain shows calls, returns and depth\n"
+    "                 (by default small ones are inlined: faster)\n"
     "  --ast          print the syntax tree of FILE.clf (compiler debugging)\n"
     "  --tokens       print the tokens of FILE.clf (compiler debugging)\n"
     "  --max-source-bytes N\n"
@@ -191,6 +194,8 @@ int main(int argc, char **argv)
             check = 1;
         } else if (strcmp(a, "--test") == 0) {
             test = 1;
+        } else if (strcmp(a, "--no-inline") == 0) {
+            o.no_inline = 1;
         } else if (strcmp(a, "--dump") == 0) {
             dump = 1;
         } else if (strcmp(a, "--ast") == 0) {

@@ -803,13 +803,18 @@ static void check_body(checker *ck, sym *f)
     scope sc = {NULL, NULL};
     ck->sc = &sc;
     ck->fn = f;
+    unsigned nparams = 0;
     for (ast *p = d->a; p; p = p->next) {
         sym *y = declare_local(ck, SYM_PARAM, p, p->str);
         if (y) {
             y->type = p->type;
             p->sym = y;
         }
+        if (p->type != T_REQUEST) nparams++;
     }
+    /* Operand A of OP_CALL counts them in 8 bits (vm_func.nparams). */
+    if (nparams > 255)
+        src_error(ck->c->src, d->file, d->off, "'%s' has more than 255 parameters", d->str);
     int ends = check_block(ck, d->b);
     if (!ends && d->kind == AST_FN)
         src_error(ck->c->src, d->file, block_end(ck, d->b),

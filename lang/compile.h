@@ -40,6 +40,7 @@ typedef struct cc_options {
     unsigned max_nesting;   /* brackets, blocks and runs of '!' */
     unsigned max_patterns;  /* Hyperscan patterns in the program */
     unsigned max_registers; /* registers per filter, at most 65535 */
+    int no_inline;          /* keep every call a call (classifyc --no-inline) */
 } cc_options;
 
 /* The defaults for every field above. */

@@ -330,7 +330,10 @@ typedef struct clf_explain_step {
      * valid only during the callback (copy it to keep it). */
     const char *text;
     size_t text_len;
-    uint32_t depth; /* call depth: 0 in `main`, 1 in what it calls, ... */
+    /* Call depth: 0 in `main`, 1 in what it calls, ... Calls the compiler
+     * inlined (small fns and filters, unless compiled with classifyc
+     * --no-inline) add no depth and give no call or return step. */
+    uint32_t depth;
 } clf_explain_step;
 
 /* Receives the steps of clf_eval_explain, in the order they happen. It

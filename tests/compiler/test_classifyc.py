@@ -288,7 +288,7 @@ with tempfile.TemporaryDirectory() as d:
 
     # --help documents every option.
     p = run("--help")
-    for opt in ("-o FILE", "-I DIR", "--check", "--test", "--dump", "--ast", "--tokens",
+    for opt in ("-o FILE", "-I DIR", "--check", "--test", "--dump", "--no-inline", "--ast", "--tokens",
                 "--max-source-bytes", "--max-nesting", "--max-patterns", "--max-registers",
                 "--stdlib", "--version", "CLASSIFY_PATH", "exit status"):
         check("--help mentions " + opt, p.returncode == 0 and opt.encode() in p.stdout)

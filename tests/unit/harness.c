@@ -9,6 +9,8 @@
 #include "compile.h"
 #include "harness.h"
 
+int h_no_inline;
+
 uint8_t *h_compile(const char *source, size_t *len, char **diags)
 {
     char path[] = "/tmp/clf-test-XXXXXX.clf";
@@ -19,6 +21,7 @@ uint8_t *h_compile(const char *source, size_t *len, char **diags)
     close(fd);
     cc_options o;
     cc_options_init(&o);
+    o.no_inline = h_no_inline;
     arena ar = {0};
     src_set src = {.ar = &ar};
     uint8_t *bin = NULL;

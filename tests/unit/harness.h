@@ -10,6 +10,10 @@
 
 #include "classify.h"
 
+/* When non-zero, h_compile compiles as classifyc --no-inline (every call
+ * stays an OP_CALL/OP_CALLF: tests of calls themselves set it). */
+extern int h_no_inline;
+
 /* Compiles `source` (written to a temporary .clf file); returns the rules
  * file bytes (malloc'd) or NULL, with the diagnostics text in *diags
  * (malloc'd, may be NULL). */

@@ -143,6 +143,7 @@ Test(explain, same_verdicts_as_clf_eval)
 
 Test(explain, arithmetic_calls_and_depth)
 {
+    h_no_inline = 1; /* calls kept, as classifyc --no-inline */
     clf_program *p = h_program(
         "fn weight(n: int) -> int {\n"
         "    return n * 3 + 1\n"
@@ -170,6 +171,35 @@ Test(explain, arithmetic_calls_and_depth)
     explain(ctx, "x", "/", "X-N: 40", &s);
     has(&s, "121 < 100 -> false\n");
     has(&s, "pass\n");
+    has(&s, "accept\n");
+    clf_ctx_free(ctx);
+    clf_program_free(p);
+}
+
+/* Inlined (the default), the same program shows the same steps at the
+ * same lines, without the call and return steps and at depth 0. */
+Test(explain, inlined_calls_show_their_steps)
+{
+    clf_program *p = h_program(
+        "fn weight(n: int) -> int {\n"
+        "    return n * 3 + 1\n"
+        "}\n"
+        "filter small(req: Request) {\n"
+        "    if weight(req.header(\"x-n\").to_int()) < 100 { reject \"small\" }\n"
+        "}\n"
+        "filter main(req: Request) {\n"
+        "    small(req)\n"
+        "    accept\n"
+        "}\n");
+    clf_ctx *ctx;
+    cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
+    steps s;
+    clf_verdict v = explain(ctx, "x", "/", "X-N: 5", &s);
+    cr_assert_eq(v.verdict, CLF_REJECT);
+    has(&s, "to_int() on \"5\" -> 5\n5 * 3 -> 15\n15 + 1 -> 16\n16 < 100 -> true\n");
+    for (int i = 0; i < s.count; i++) cr_assert_eq(s.depth[i], 0);
+    explain(ctx, "x", "/", "X-N: 40", &s);
+    has(&s, "121 < 100 -> false\n");
     has(&s, "accept\n");
     clf_ctx_free(ctx);
     clf_program_free(p);

@@ -598,8 +598,20 @@ Test(semantics_v1, fn_results)
     clf_program_free(p);
 }
 
-Test(semantics_v1, nested_calls)
+/* A call must compute the same inlined (the default for small callees)
+ * or kept as OP_CALL/OP_CALLF (classifyc --no-inline): each call test runs
+ * both ways, and the inlined program must have no call left. */
+static void assert_no_calls(const clf_program *p, int no_inline)
 {
+    char *dis = h_disasm(p);
+    int calls = strstr(dis, " CALL ") != NULL || strstr(dis, " CALLF ") != NULL;
+    cr_assert_eq(calls, no_inline, "inlining %s:\n%s", no_inline ? "off" : "on", dis);
+    free(dis);
+}
+
+static void nested_calls(int no_inline)
+{
+    h_no_inline = no_inline;
     const char *src =
         "fn f3(x: int, s: str) -> int { let t = x * 3 return t + s.len() }\n"
         "fn f2(x: int, s: str) -> int { let a = x + 1 let b = f3(a, s) return b * 2 }\n"
@@ -617,6 +629,7 @@ Test(semantics_v1, nested_calls)
         "  reject \"bad\"\n"
         "}\n";
     clf_program *p = h_program(src);
+    assert_no_calls(p, no_inline);
     clf_ctx *ctx = NULL;
     cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
     static const char *const reqs[] = {"GET /?a=4&s=abc", "GET /?a=-9&s=", "GET /?a=0&s=xyzzy"};
@@ -629,8 +642,12 @@ Test(semantics_v1, nested_calls)
     clf_program_free(p);
 }
 
-Test(semantics_v1, filters_calling_filters)
+Test(semantics_v1, nested_calls) { nested_calls(0); }
+Test(semantics_v1, nested_calls_not_inlined) { nested_calls(1); }
+
+static void filters_calling_filters(int no_inline)
 {
+    h_no_inline = no_inline;
     const char *src =
         "filter deepest(req: Request) {\n"
         "  if req.path == \"/d-reject\" { reject \"deepest\" }\n"
@@ -651,6 +668,7 @@ Test(semantics_v1, filters_calling_filters)
         "  accept\n"
         "}\n";
     clf_program *p = h_program(src);
+    assert_no_calls(p, no_inline);
     clf_ctx *ctx = NULL;
     cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
     static const struct { const char *req, *want; clf_verdict_kind v; } cs[] = {
@@ -674,6 +692,9 @@ Test(semantics_v1, filters_calling_filters)
     clf_ctx_free(ctx);
     clf_program_free(p);
 }
+
+Test(semantics_v1, filters_calling_filters) { filters_calling_filters(0); }
+Test(semantics_v1, filters_calling_filters_not_inlined) { filters_calling_filters(1); }
 
 Test(semantics_v1, filter_in_an_imported_module)
 {
