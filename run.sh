@@ -8,7 +8,10 @@
 #                    --explain for one of them
 #   ./run.sh test    run the whole test suite; the last line reads
 #                    "N passed, N failed, N skipped"
-#   ./run.sh bench   run the benchmark (bench/README.md)
+#   ./run.sh bench   the benchmark suite: libclassify against a PCRE2 loop,
+#                    Lua 5.4 and LuaJIT on the same checks, the Hyperscan
+#                    floor, compile and load time, memory, scaling plots
+#                    (bench/README.md, docs/performance.md)
 #   ./run.sh bench redos
 #                    the linear-time benchmark on ReDoS attack strings
 #                    (bench/redos/README.md)
@@ -27,7 +30,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 # Debian packages the build and the tests need (README.md says why).
 PACKAGES="gcc meson ninja-build pkg-config re2c lemon libhyperscan-dev
 libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml
-libuv1-dev
+libuv1-dev liblua5.4-dev libluajit-5.1-dev
 ${EXTRA_PACKAGES:-}"
 # Only run, never linked: the proxies that classify-serve's integration
 # tests (test) and its load test (bench, which also needs wrk) put in front
@@ -103,8 +106,14 @@ case "${1:-}" in
     demo) demo ;;
     test) shift; test_suite "$@" ;;
     bench)
-        PACKAGES="$PACKAGES $PROXY_PACKAGES wrk"
+        PACKAGES="$PACKAGES $PROXY_PACKAGES wrk gnuplot-nox"
         build
+        # A build directory configured before the Lua packages were
+        # installed has no Lua peers: look for them again.
+        if [ ! -x "$BUILD_DIR/bench/lua/classify-bench-luajit" ]; then
+            meson setup --reconfigure "$BUILD_DIR" >&2
+            ninja -C "$BUILD_DIR" >&2
+        fi
         shift
         if [ "${1:-}" = redos ]; then
             shift

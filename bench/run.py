@@ -1,42 +1,62 @@
 #!/usr/bin/env python3
-"""bench/run.py: build the benchmark's inputs and run classify-bench.
+"""bench/run.py: the benchmark suite's conductor (bench/README.md).
 
 Called by `./run.sh bench` (which builds the project first) as
 
-    python3 bench/run.py BUILD_DIR [--corpora DIR] [--seconds S] [--rounds R] [--no-pin]
+    python3 bench/run.py BUILD_DIR [--corpora DIR] [--seconds S] [--rounds R]
+                         [--no-pin] [--no-scale] [--out-dir DIR] [--verify-only]
 
-Steps:
- 1. the workload: every `instances` string of
-    crawler-user-agents/crawler-user-agents.json (file order), then every
-    `user_agent_string` of uap-core/tests/test_ua.yaml (file order), shuffled
-    with random.Random(20240601).shuffle -- the construction of
-    /work/shared/notes/peer-baselines.md -- written one per line to
-    BUILD_DIR/bench/uas.txt;
- 2. examples/main.clf compiled with classifyc -I stdlib to
-    BUILD_DIR/bench/rules.bin;
- 3. BUILD_DIR/bench/classify-bench RULES UAS stdlib/ai_robots.clf, pinned to
-    one CPU with `taskset -c 1` when taskset exists and CPU 1 is usable
-    (else CPU 0, else unpinned; the choice is printed).
+ 1. the workload: bench/workload.py -> OUT/requests.txt (3,717 requests
+    from the real User-Agent corpora, bots and browsers mixed);
+ 2. the peers' data: bench/peerdata.py -> OUT/peerdata.txt (the names and
+    patterns of stdlib/ai_robots.clf and stdlib/crawlers.clf);
+ 3. the rules: stdlib/default.clf, bench/rules/ai_robots.clf,
+    bench/rules/constant.clf and bench/rules/stdlib_all.clf compiled with
+    classifyc (the last one timed: the whole standard library);
+ 4. verification: every method classifies every request and the verdict
+    files must be identical (libclassify, the PCRE2 loop, Lua 5.4 and
+    LuaJIT, per program); the run stops at the first difference;
+ 5. --stats of each rules file: load time, memory, and the allocations
+    while classifying the workload, which must be 0 (--verify-only stops
+    here);
+ 6. R rounds; in each, every method runs once for S/R seconds of whole
+    passes and half as long of single requests, as its own process, in
+    the same order (so a burst of noise hits them alike);
+ 7. the table, with ratios, and the targets (MET or MISSED by how much),
+    printed and written to OUT/results.md and OUT/results.json;
+ 8. the scaling plots: bench/scale/run.py (skipped with --no-scale).
 
-The corpora directory is --corpora, else $CORPORA, else ../shared/corpora
-beside the repository. Without it the run stops with exit status 2.
+OUT is BUILD_DIR/bench unless --out-dir. The corpora directory is
+--corpora, else $CORPORA, else ../shared/corpora beside the repository;
+without it the run stops with exit status 2.
 """
 
 import argparse
 import json
 import os
-import random
+import platform
+import resource
+import shutil
+import statistics
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 from benchcommon import pick_cpu, show  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SEED = 20240601
-CRAWLER = os.path.join("crawler-user-agents", "crawler-user-agents.json")
-UAP = os.path.join("uap-core", "tests", "test_ua.yaml")
+HERE = os.path.join(ROOT, "bench")
+
+# The targets of issue 6, for this machine class (docs/performance.md).
+T_DEFAULT_NS = 1000
+T_FLOOR_RATIO = 3.0
+T_CONST_NS = 15
+T_VS_PCRE2 = 50
+T_VS_LUAJIT = 20
+T_COMPILE_S = 1.0
+T_LOAD_MS = 20
 
 
 def fail(msg, code=2):
@@ -44,37 +64,142 @@ def fail(msg, code=2):
     sys.exit(code)
 
 
-def load_uap_uas(path):
-    """The `user_agent_string` values of test_ua.yaml, in file order."""
+def run(cmd, **kw):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    if r.returncode != 0:
+        fail("%s failed (exit %d):\n%s" % (" ".join(cmd), r.returncode, r.stderr.strip()), 1)
+    return r.stdout
+
+
+def pctl(xs, p):
+    """Nearest-rank percentile."""
+    xs = sorted(xs)
+    k = max(0, min(len(xs) - 1, int(-(-p * len(xs) // 1)) - 1))
+    return xs[k]
+
+
+class Methods:
+    """The methods: name -> (label, argv without the mode, threads)."""
+
+    def __init__(self, build, out, have_lua):
+        bench = os.path.join(build, "bench", "classify-bench")
+        req = os.path.join(out, "requests.txt")
+        pd = os.path.join(out, "peerdata.txt")
+        rules = {p: os.path.join(out, p + ".bin") for p in ("default", "ai_robots", "constant")}
+        self.rules = rules
+        self.m = {}
+        for prog in ("default", "ai_robots", "constant"):
+            for t in (1, 2):
+                self.m["clf/%s/%d" % (prog, t)] = (
+                    "libclassify", [bench, req, "--method", "clf", "--rules", rules[prog]], t)
+        self.m["clf-eval/constant/1"] = (
+            "libclassify, clf_eval only",
+            [bench, req, "--method", "clf-eval", "--rules", rules["constant"]], 1)
+        for prog in ("default", "ai_robots"):
+            self.m["pcre2/%s/1" % prog] = (
+                "C loop over PCRE2-JIT regexes",
+                [bench, req, "--method", "pcre2", "--peerdata", pd, "--program", prog], 1)
+            for lua, exe in (("lua54", "classify-bench-lua54"), ("luajit", "classify-bench-luajit")):
+                if not have_lua.get(lua):
+                    continue
+                self.m["%s/%s/1" % (lua, prog)] = (
+                    {"lua54": "Lua 5.4 string.find", "luajit": "LuaJIT 2.1 string.find"}[lua],
+                    [os.path.join(build, "bench", "lua", exe), req, "--script",
+                     os.path.join(HERE, "lua", "peer.lua"), "--peerdata", pd, "--program", prog], 1)
+            self.m["floor/%s/1" % prog] = (
+                "Hyperscan floor: one scan per inspected field",
+                [bench, req, "--method", "hs-floor", "--rules", rules[prog]], 1)
+
+    def add_subject_floors(self, stats):
+        """One floor row per request field the default program scans."""
+        for s in stats["default"]["subjects"]:
+            if s["kind"] == "computed":
+                continue
+            self.m["floor-subject/default/%d" % s["index"]] = (
+                "Hyperscan floor, %s (%d patterns)" % (
+                    "header " + s["name"] if s["kind"] == "header" else s["name"], s["patterns"]),
+                self.m["floor/default/1"][1] + ["--subject", str(s["index"])], 1)
+
+
+def pin(cmd, threads, cpu):
+    if cpu is None:
+        return cmd
+    if threads == 1:
+        return ["taskset", "-c", str(cpu)] + cmd
+    return cmd  # several threads: every CPU
+
+
+def verify(methods, out):
+    """Verdict files of every method of each program must be identical."""
+    got = {}
+    for key, (label, argv, t) in methods.m.items():
+        meth, prog, threads = key.split("/")
+        if threads != "1" or meth.startswith("floor") or meth == "clf-eval":
+            continue
+        path = os.path.join(out, "verdicts-%s-%s.txt" % (meth, prog))
+        run(argv + ["--verdicts", path])
+        with open(path, encoding="utf-8") as f:
+            got.setdefault(prog, {})[meth] = f.read().splitlines()
+    with open(os.path.join(out, "requests.txt"), encoding="utf-8") as f:
+        reqs = f.read().split("\n\n")
+    summary = {}
+    for prog, by in got.items():
+        ref = by["clf"]
+        for meth, lines in by.items():
+            if lines == ref:
+                continue
+            i = next((k for k in range(min(len(ref), len(lines))) if ref[k] != lines[k]),
+                     min(len(ref), len(lines)))
+            fail("%s disagrees with libclassify on program %s, request %d:\n%s\n"
+                 "  libclassify: %s\n  %s: %s" % (
+                     meth, prog, i, reqs[i] if i < len(reqs) else "?",
+                     ref[i] if i < len(ref) else "(none)", meth,
+                     lines[i] if i < len(lines) else "(none)"), 1)
+        rejects = sum(1 for x in ref if x.startswith("reject"))
+        summary[prog] = (len(ref), rejects, sorted(by))
+    return summary
+
+
+def compile_time(classifyc, src, out, runs=3):
+    """Median wall and CPU seconds of `classifyc -I stdlib src -o out`."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        run([classifyc, "-I", os.path.join(ROOT, "stdlib"), src, "-o", out])
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def machine():
+    model = "?"
     try:
-        import yaml
-    except ImportError:
-        fail("python3-yaml is needed to read %s (apt-get install python3-yaml)" % path)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open(path, encoding="utf-8") as f:
-        doc = yaml.load(f, Loader=loader)
-    return [c["user_agent_string"] for c in doc["test_cases"]]
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    versions = []
+    for pkg, name in (("libhs", "Hyperscan"), ("libpcre2-8", "PCRE2"), ("lua5.4", "Lua"),
+                      ("luajit", "LuaJIT")):
+        r = subprocess.run(["pkg-config", "--modversion", pkg], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+        if r.returncode == 0:
+            versions.append("%s %s" % (name, r.stdout.strip()))
+    r = subprocess.run(["cc", "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       text=True)
+    if r.returncode == 0 and r.stdout:
+        versions.insert(0, r.stdout.splitlines()[0])
+    return "%s, %d CPUs, %s %s; %s" % (model, os.cpu_count() or 0, platform.system(),
+                                      platform.release(), ", ".join(versions))
 
 
-def build_workload(corpora):
-    crawler = os.path.join(corpora, CRAWLER)
-    uap = os.path.join(corpora, UAP)
-    missing = [p for p in (crawler, uap) if not os.path.isfile(p)]
-    if missing:
-        fail("corpora not found: %s\n"
-             "       (pass --corpora DIR or set CORPORA; the default is ../shared/corpora "
-             "beside the repository)" % ", ".join(missing))
-    with open(crawler, encoding="utf-8") as f:
-        entries = json.load(f)
-    uas = [ua for e in entries for ua in e.get("instances", [])]
-    n_crawler = len(uas)
-    uap_uas = load_uap_uas(uap)
-    uas += uap_uas
-    random.Random(SEED).shuffle(uas)
-    for ua in uas:
-        if "\n" in ua or "\r" in ua:
-            fail("a workload UA contains CR or LF: %r" % ua)
-    return uas, n_crawler, len(uap_uas)
+def ns(x):
+    return "%.0f" % x if x >= 100 else "%.1f" % x
 
 
 def main():
@@ -82,53 +207,197 @@ def main():
     ap.add_argument("build_dir")
     ap.add_argument("--corpora", default=os.environ.get("CORPORA") or
                     os.path.join(ROOT, "..", "shared", "corpora"))
-    ap.add_argument("--seconds", type=float, default=4.0,
-                    help="batch-timing budget per method (per-request timing gets half); default 4")
-    ap.add_argument("--rounds", type=int, default=5,
-                    help="rounds the budget is split into, methods interleaved; default 5")
+    ap.add_argument("--seconds", type=float, default=3.0,
+                    help="timing budget per method, split over the rounds (single requests get "
+                         "half as much again); default 3")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds, methods interleaved; default 3")
     ap.add_argument("--no-pin", action="store_true", help="do not pin to one CPU")
+    ap.add_argument("--no-scale", action="store_true", help="skip the scaling plots")
+    ap.add_argument("--out-dir", help="where the inputs and results go; default BUILD_DIR/bench")
+    ap.add_argument("--verify-only", action="store_true",
+                    help="stop after the verification and the allocation count (the test suite "
+                         "runs this: tests/bench)")
     a = ap.parse_args()
+    if a.seconds <= 0 or a.rounds < 1:
+        fail("--seconds must be > 0 and --rounds >= 1")
 
     build = os.path.abspath(a.build_dir)
-    corpora = os.path.abspath(a.corpora)
-    bench_bin = os.path.join(build, "bench", "classify-bench")
+    out = os.path.abspath(a.out_dir or os.path.join(build, "bench"))
+    os.makedirs(out, exist_ok=True)
     classifyc = os.path.join(build, "cli", "classifyc")
-    for p in (bench_bin, classifyc):
+    bench = os.path.join(build, "bench", "classify-bench")
+    for p in (bench, classifyc):
         if not os.access(p, os.X_OK):
-            fail("%s not built (run ./run.sh bench, or ninja -C %s; classify-bench needs "
-                 "libpcre2-dev)" % (p, a.build_dir))
-    if not os.path.isdir(corpora):
-        fail("corpora not found at %s\n"
-             "       (pass --corpora DIR or set CORPORA; the default is ../shared/corpora "
-             "beside the repository)" % corpora)
+            fail("%s not built (run ./run.sh bench, or ninja -C %s)" % (p, a.build_dir))
+    have_lua = {k: os.access(os.path.join(build, "bench", "lua", exe), os.X_OK)
+                for k, exe in (("lua54", "classify-bench-lua54"),
+                               ("luajit", "classify-bench-luajit"))}
+    for k, ok in have_lua.items():
+        if not ok:
+            print("bench: %s peer not built (liblua5.4-dev / libluajit-5.1-dev missing): "
+                  "its rows are left out" % k)
 
-    out = os.path.join(build, "bench")
-    uas, n_crawler, n_uap = build_workload(corpora)
-    uas_path = os.path.join(out, "uas.txt")
-    with open(uas_path, "wb") as f:
-        for ua in uas:
-            f.write(ua.encode("utf-8") + b"\n")
-    print("bench: workload %s: %d UAs (%d crawler-user-agents instances + %d uap-core "
-          "test_ua.yaml), %d unique, shuffled with random.Random(%d)"
-          % (show(uas_path), len(uas), n_crawler, n_uap, len(set(uas)), SEED))
+    corpora = os.path.abspath(a.corpora)
+    r = subprocess.run([sys.executable, os.path.join(HERE, "workload.py"), "--out",
+                        os.path.join(out, "requests.txt"), "--corpora", corpora])
+    if r.returncode != 0:
+        sys.exit(r.returncode)
+    run([sys.executable, os.path.join(HERE, "peerdata.py"), "--out", os.path.join(out, "peerdata.txt")])
 
-    rules = os.path.join(out, "rules.bin")
-    subprocess.run([classifyc, "-I", os.path.join(ROOT, "stdlib"),
-                    os.path.join(ROOT, "examples", "main.clf"), "-o", rules], check=True)
-    print("bench: compiled examples/main.clf -> %s (%d bytes)"
-          % (show(rules), os.path.getsize(rules)))
+    # The rules, and the compile time of the whole standard library.
+    sources = {"default": os.path.join(ROOT, "stdlib", "default.clf"),
+               "ai_robots": os.path.join(HERE, "rules", "ai_robots.clf"),
+               "constant": os.path.join(HERE, "rules", "constant.clf")}
+    for prog, src in sources.items():
+        run([classifyc, "-I", os.path.join(ROOT, "stdlib"), src, "-o", os.path.join(out, prog + ".bin")])
+    all_bin = os.path.join(out, "stdlib_all.bin")
+    c_wall, c_cpu = compile_time(classifyc, os.path.join(HERE, "rules", "stdlib_all.clf"), all_bin)
+    d_wall, d_cpu = compile_time(classifyc, sources["default"], os.path.join(out, "default.bin"))
 
-    cmd = [bench_bin, rules, uas_path, os.path.join(ROOT, "stdlib", "ai_robots.clf"),
-           "--seconds", str(a.seconds), "--rounds", str(a.rounds)]
-    cpu, how = (None, "not pinned (--no-pin)") if a.no_pin else pick_cpu()
-    if cpu is not None:
-        cmd = ["taskset", "-c", str(cpu)] + cmd
-    print("bench: %s" % how)
-    print("bench: %s\n" % " ".join(show(c) if os.path.isabs(c) else c for c in cmd))
+    methods = Methods(build, out, have_lua)
+    print("bench: verifying: every method classifies the %s requests of %s ..."
+          % ("3,717", show(os.path.join(out, "requests.txt"))))
     sys.stdout.flush()
-    rc = subprocess.run(cmd).returncode
-    if rc != 0:
-        fail("classify-bench exited with status %d" % rc, 1)
+    checked = verify(methods, out)
+    for prog, (n, rej, meths) in sorted(checked.items()):
+        print("bench:   %s: %d requests, %d rejected, identical verdicts and reasons from %s"
+              % (prog, n, rej, ", ".join(meths)))
+
+    stats = {}
+    for prog in ("default", "ai_robots", "constant", "stdlib_all"):
+        path = all_bin if prog == "stdlib_all" else methods.rules[prog]
+        stats[prog] = json.loads(run([bench, "--stats", path, os.path.join(out, "requests.txt")]))
+        if stats[prog]["allocations_while_classifying"]:
+            fail("%s: %d allocations while classifying the workload (want 0)"
+                 % (prog, stats[prog]["allocations_while_classifying"]), 1)
+    print("bench: 0 allocations while classifying, for each rules file")
+    if a.verify_only:
+        return
+    methods.add_subject_floors(stats)
+
+    cpu, how = (None, "not pinned (--no-pin)") if a.no_pin else pick_cpu()
+    per = a.seconds / a.rounds
+    print("bench: %s (2-thread rows unpinned); %d rounds of %.2f s per method"
+          % (how, a.rounds, per))
+    results = {k: [] for k in methods.m}
+    for rnd in range(a.rounds):
+        for key, (label, argv, t) in methods.m.items():
+            line = run(pin(argv + ["--time", str(per), "--threads", str(t)], t, cpu))
+            results[key].append(json.loads(line))
+        print("bench:   round %d of %d done" % (rnd + 1, a.rounds))
+        sys.stdout.flush()
+
+    agg = {}
+    for key, runs in results.items():
+        passes = [x for r in runs for x in r["pass_ns"]]
+        agg[key] = {
+            "label": methods.m[key][0], "threads": methods.m[key][2],
+            "pass_median": statistics.median(passes), "pass_p99": pctl(passes, 0.99),
+            "passes": len(passes),
+            "single_median": statistics.median(r["single_ns"]["median"] for r in runs),
+            "single_p99": statistics.median(r["single_ns"]["p99"] for r in runs),
+            "throughput_rps": statistics.median(r["throughput_rps"] for r in runs),
+        }
+    report = build_report(agg, stats, checked, (c_wall, c_cpu), (d_wall, d_cpu), how, a)
+    print()
+    print(report)
+    with open(os.path.join(out, "results.md"), "w", encoding="utf-8") as f:
+        f.write(report + "\n")
+    with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
+        json.dump({"methods": agg, "stats": stats, "compile_stdlib_s": [c_wall, c_cpu],
+                   "compile_default_s": [d_wall, d_cpu], "machine": machine()}, f, indent=1)
+    print("bench: wrote %s and %s" % (show(os.path.join(out, "results.md")),
+                                      show(os.path.join(out, "results.json"))))
+    if not a.no_scale:
+        sys.stdout.flush()
+        rc = subprocess.run([sys.executable, os.path.join(HERE, "scale", "run.py"), build,
+                             "--corpora", corpora, "--out-dir", out]
+                            + (["--no-pin"] if a.no_pin else [])).returncode
+        if rc != 0:
+            fail("bench/scale/run.py exited with status %d" % rc, 1)
+
+
+def build_report(agg, stats, checked, comp_all, comp_def, how, a):
+    L = []
+    L.append("Machine: %s. %s. Command: `./run.sh bench` (--seconds %g --rounds %d)."
+             % (machine(), how[0].upper() + how[1:], a.seconds, a.rounds))
+    L.append("")
+    L.append("ns per classification of one request (reset, method, path, query, every header, "
+             "evaluate), 3,717 requests; \"pass\" = a whole pass over them divided by 3,717 (a "
+             "mean), median and p99 over the passes; \"single\" = each request timed alone.")
+    L.append("")
+    L.append("| program | method | threads | pass median | pass p99 | single median | single p99 "
+             "| vs libclassify |")
+    L.append("|---|---|---:|---:|---:|---:|---:|---:|")
+    order = []
+    for prog in ("default", "ai_robots", "constant"):
+        keys = [k for k in agg if k.split("/")[1] == prog]
+        keys.sort(key=lambda k: (["clf", "clf-eval", "floor", "floor-subject", "pcre2", "luajit",
+                                  "lua54"].index(k.split("/")[0]), k))
+        order += keys
+    for k in order:
+        meth, prog, _ = k.split("/")
+        x = agg[k]
+        base = agg.get("clf/%s/1" % prog)
+        q = x["pass_median"] / base["pass_median"]
+        ratio = "" if meth == "clf" else "%.2f×" % q if q < 10 else "%.0f×" % q
+        label = x["label"]
+        if meth == "clf" and x["threads"] == 2:
+            label += " (%.2f M classifications/s in all)" % (x["throughput_rps"] / 1e6)
+        L.append("| %s | %s | %d | %s | %s | %s | %s | %s |" % (
+            prog, label, x["threads"], ns(x["pass_median"]), ns(x["pass_p99"]),
+            ns(x["single_median"]), ns(x["single_p99"]), ratio))
+    L.append("")
+    L.append("| rules | file | load median | load p99 | program memory | per-context memory "
+             "| Hyperscan patterns | allocations per classification |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for prog in ("default", "ai_robots", "constant", "stdlib_all"):
+        s = stats[prog]
+        L.append("| %s | %d B | %.2f ms | %.2f ms | %d B | %d B (+ %d B Hyperscan scratch) | %d | %s |" % (
+            prog, s["file_bytes"], s["load_ns_median"] / 1e6, s["load_ns_p99"] / 1e6,
+            s["program_bytes"] + s["program_hs_bytes"], s["ctx_bytes"], s["ctx_hs_bytes"],
+            s["patterns"], "%d in %d" % (s["allocations_while_classifying"], s["classified"])))
+    L.append("")
+    L.append("Compile time (classifyc, median of 3, wall / CPU): whole standard library "
+             "(bench/rules/stdlib_all.clf) %.2f s / %.2f s; stdlib/default.clf %.2f s / %.2f s."
+             % (comp_all + comp_def))
+    L.append("")
+    L.append("Targets:")
+
+    def target(name, ok, detail):
+        L.append("- %s: %s (%s)" % (name, "MET" if ok else "MISSED", detail))
+
+    d, f = agg["clf/default/1"], agg["floor/default/1"]
+    target("default median <= 1 us", d["single_median"] <= T_DEFAULT_NS and d["pass_median"] <= T_DEFAULT_NS,
+           "single %s ns, pass %s ns" % (ns(d["single_median"]), ns(d["pass_median"])))
+    target("default within 3x of the floor", d["single_median"] <= T_FLOOR_RATIO * f["single_median"],
+           "single median %.2f× the floor's %s ns; pass median %.2f×" % (
+               d["single_median"] / f["single_median"], ns(f["single_median"]),
+               d["pass_median"] / f["pass_median"]))
+    c, ce = agg["clf/constant/1"], agg["clf-eval/constant/1"]
+    target("constant filter <= 15 ns", c["single_median"] <= T_CONST_NS,
+           "whole hand-over and clf_eval: single %s ns, pass %s ns; clf_eval alone: single %s ns, "
+           "pass %s ns" % (ns(c["single_median"]), ns(c["pass_median"]), ns(ce["single_median"]),
+                           ns(ce["pass_median"])))
+    for prog in ("default", "ai_robots"):
+        base = agg["clf/%s/1" % prog]["pass_median"]
+        p = agg.get("pcre2/%s/1" % prog)
+        if p:
+            target("%s >= 50x the PCRE2 loop" % prog, p["pass_median"] / base >= T_VS_PCRE2,
+                   "%.1f×" % (p["pass_median"] / base))
+        j = agg.get("luajit/%s/1" % prog)
+        if j:
+            target("%s >= 20x LuaJIT" % prog, j["pass_median"] / base >= T_VS_LUAJIT,
+                   "%.1f×" % (j["pass_median"] / base))
+    target("whole standard library compiles in < 1 s", comp_all[0] < T_COMPILE_S,
+           "%.2f s wall, %.2f s CPU" % comp_all)
+    load = max(stats[p]["load_ns_median"] for p in stats) / 1e6
+    target("loads in < 20 ms", load < T_LOAD_MS, "slowest median load %.2f ms" % load)
+    allocs = sum(stats[p]["allocations_while_classifying"] for p in stats)
+    target("zero allocations per classification", allocs == 0,
+           "%d allocations in %d classifications" % (
+               allocs, sum(stats[p]["classified"] for p in stats)))
+    return "\n".join(L)
 
 
 if __name__ == "__main__":

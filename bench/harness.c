@@ -1,0 +1,353 @@
+/* harness.c: see harness.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+void bh_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static void *bh_alloc(size_t n)
+{
+    void *p = calloc(1, n ? n : 1);
+    if (!p) bh_die("out of memory (%zu bytes)", n);
+    return p;
+}
+
+static uint64_t bh_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ workload */
+
+/* Splits the line at p (NUL-terminated, no LF) at TABs into at most
+ * `max` fields; returns how many. */
+static size_t split_tabs(char *p, char **f, size_t *len, size_t max)
+{
+    size_t n = 0;
+    for (;;) {
+        char *t = strchr(p, '\t');
+        if (n == max - 1 || !t) {
+            f[n] = p;
+            len[n] = strlen(p);
+            return n + 1;
+        }
+        *t = 0;
+        f[n] = p;
+        len[n] = (size_t)(t - p);
+        n++;
+        p = t + 1;
+    }
+}
+
+void bh_workload_load(const char *path, bh_workload *w)
+{
+    memset(w, 0, sizeof *w);
+    FILE *f = fopen(path, "rb");
+    if (!f) bh_die("%s: %s", path, strerror(errno));
+    size_t cap = 1 << 20, len = 0;
+    char *buf = bh_alloc(cap);
+    size_t got;
+    while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len < 2) {
+            buf = realloc(buf, cap *= 2);
+            if (!buf) bh_die("out of memory reading %s", path);
+        }
+    }
+    if (ferror(f)) bh_die("%s: read error", path);
+    fclose(f);
+    buf[len] = 0;
+
+    /* Counts first, so that the arrays are allocated once. */
+    size_t nreq = 0, nhdr = 0;
+    for (size_t i = 0; i < len; i++) {
+        if ((i == 0 || buf[i - 1] == '\n') && buf[i + 1] == '\t') {
+            nreq += buf[i] == 'R';
+            nhdr += buf[i] == 'H';
+        }
+    }
+    w->buf = buf;
+    w->req = bh_alloc((nreq ? nreq : 1) * sizeof *w->req);
+    w->hdrs = bh_alloc((nhdr ? nhdr : 1) * sizeof *w->hdrs);
+
+    bh_request *cur = NULL;
+    size_t lineno = 0, hi = 0;
+    char *p = buf;
+    while (*p) {
+        char *nl = strchr(p, '\n');
+        if (!nl) bh_die("%s:%zu: the last line has no line end", path, lineno + 1);
+        *nl = 0;
+        lineno++;
+        if (nl > p && nl[-1] == '\r') bh_die("%s:%zu: CR in a line", path, lineno);
+        char *fld[4];
+        size_t fl[4];
+        if (*p == 0) {
+            if (!cur) bh_die("%s:%zu: an empty line outside a request", path, lineno);
+            cur = NULL;
+        } else if (p[0] == 'R' && p[1] == '\t') {
+            if (cur) bh_die("%s:%zu: a request starts before the last one ended", path, lineno);
+            if (split_tabs(p + 2, fld, fl, 4) != 3)
+                bh_die("%s:%zu: want R<TAB>method<TAB>path<TAB>query", path, lineno);
+            cur = &w->req[w->n++];
+            cur->method = fld[0], cur->mlen = fl[0];
+            cur->path = fld[1], cur->plen = fl[1];
+            cur->query = fld[2], cur->qlen = fl[2];
+            cur->h = &w->hdrs[hi];
+        } else if (p[0] == 'H' && p[1] == '\t') {
+            if (!cur) bh_die("%s:%zu: a header outside a request", path, lineno);
+            if (split_tabs(p + 2, fld, fl, 3) != 2)
+                bh_die("%s:%zu: want H<TAB>name<TAB>value", path, lineno);
+            w->hdrs[hi++] = (bh_header){fld[0], fld[1], fl[0], fl[1]};
+            cur->nh++;
+        } else {
+            bh_die("%s:%zu: a line starting with neither R, H nor an empty line", path, lineno);
+        }
+        p = nl + 1;
+    }
+    if (cur) bh_die("%s: the last request has no empty line after it", path);
+    if (w->n == 0) bh_die("%s: no requests", path);
+}
+
+void bh_workload_free(bh_workload *w)
+{
+    free(w->req);
+    free(w->hdrs);
+    free(w->buf);
+    memset(w, 0, sizeof *w);
+}
+
+const char *bh_header_get(const bh_request *r, const char *lname, size_t *len)
+{
+    size_t n = strlen(lname);
+    for (size_t i = 0; i < r->nh; i++) {
+        const bh_header *h = &r->h[i];
+        if (h->nlen != n) continue;
+        size_t k = 0;
+        while (k < n) {
+            unsigned char c = (unsigned char)h->name[k];
+            if (c >= 'A' && c <= 'Z') c += 32;
+            if (c != (unsigned char)lname[k]) break;
+            k++;
+        }
+        if (k == n) {
+            *len = h->vlen;
+            return h->value;
+        }
+    }
+    *len = 0;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ verdicts */
+
+static void classify_or_die(const bh_method *m, void *state, const bh_workload *w, size_t i,
+                            bh_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    if (m->classify(state, &w->req[i], v) != 0)
+        bh_die("%s failed on request %zu (%.*s)", m->name, i, (int)w->req[i].plen, w->req[i].path);
+}
+
+void bh_write_verdicts(const bh_method *m, const bh_workload *w, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) bh_die("%s: %s", path, strerror(errno));
+    for (size_t i = 0; i < w->n; i++) {
+        bh_verdict v;
+        classify_or_die(m, m->state, w, i, &v);
+        fprintf(f, "%s\t%.*s\n", v.reject ? "reject" : "accept", (int)(v.reason ? v.rlen : 0),
+                v.reason ? v.reason : "");
+    }
+    if (fclose(f) != 0) bh_die("%s: write error", path);
+}
+
+/* --------------------------------------------------------------- timing */
+
+typedef struct samples {
+    double *v;
+    size_t n, cap;
+} samples;
+
+static void push(samples *s, double x)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 1024;
+        s->v = realloc(s->v, s->cap * sizeof *s->v);
+        if (!s->v) bh_die("out of memory (samples)");
+    }
+    s->v[s->n++] = x;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static double pct(const samples *s, double p)
+{
+    if (s->n == 0) return 0;
+    size_t k = (size_t)ceil(p * (double)s->n);
+    return s->v[k == 0 ? 0 : k - 1];
+}
+
+/* The cost of an empty timed interval: median of back-to-back reads. */
+static double timer_overhead(void)
+{
+    enum { N = 20001 };
+    static double d[N];
+    for (int i = 0; i < N; i++) {
+        uint64_t a = bh_now(), b = bh_now();
+        d[i] = (double)(b - a);
+    }
+    qsort(d, N, sizeof *d, cmp_dbl);
+    return d[N / 2];
+}
+
+typedef struct worker {
+    const bh_method *m;
+    void *state;
+    const bh_workload *w;
+    double seconds, overhead;
+    pthread_barrier_t *start;
+    samples pass, single;
+    uint64_t requests, pass_ns;
+    /* A sink the compiler cannot see through, so that no classification
+     * is optimized away; one per thread, as a shared one would bounce
+     * its cache line between the threads on every request. */
+    volatile size_t sink;
+    char pad[64];
+} worker;
+
+static void *work(void *arg)
+{
+    worker *k = arg;
+    const bh_workload *w = k->w;
+    bh_verdict v;
+    for (size_t i = 0; i < w->n; i++) classify_or_die(k->m, k->state, w, i, &v); /* warm-up */
+    if (k->start) pthread_barrier_wait(k->start);
+
+    uint64_t budget = (uint64_t)(k->seconds * 1e9), t0 = bh_now(), t = t0;
+    do {
+        uint64_t a = bh_now();
+        for (size_t i = 0; i < w->n; i++) {
+            k->m->classify(k->state, &w->req[i], &v);
+            k->sink += v.rlen;
+        }
+        t = bh_now();
+        push(&k->pass, (double)(t - a) / (double)w->n);
+        k->requests += w->n;
+    } while (t - t0 < budget);
+    k->pass_ns = t - t0;
+
+    budget /= 2;
+    t0 = bh_now();
+    size_t i = 0;
+    do {
+        for (size_t j = 0; j < 64; j++) {
+            uint64_t a = bh_now();
+            k->m->classify(k->state, &w->req[i], &v);
+            uint64_t b = bh_now();
+            k->sink += v.rlen;
+            push(&k->single, (double)(b - a) - k->overhead);
+            if (++i == w->n) i = 0;
+        }
+    } while (bh_now() - t0 < budget);
+    return NULL;
+}
+
+void bh_time(const bh_method *m, const bh_workload *w, double seconds, int threads)
+{
+    if (threads < 1) threads = 1;
+    if (threads > 1 && !m->clone) bh_die("%s cannot run on several threads", m->name);
+    double overhead = timer_overhead();
+    worker *k = bh_alloc((size_t)threads * sizeof *k);
+    pthread_barrier_t bar;
+    if (threads > 1) pthread_barrier_init(&bar, NULL, (unsigned)threads);
+    pthread_t *tid = bh_alloc((size_t)threads * sizeof *tid);
+    for (int t = 0; t < threads; t++) {
+        k[t] = (worker){.m = m, .w = w, .seconds = seconds, .overhead = overhead,
+                        .start = threads > 1 ? &bar : NULL};
+        k[t].state = t == 0 ? m->state : m->clone(m->state);
+        if (!k[t].state) bh_die("%s: could not make the state of thread %d", m->name, t);
+    }
+    if (threads == 1) {
+        work(&k[0]);
+    } else {
+        for (int t = 0; t < threads; t++)
+            if (pthread_create(&tid[t], NULL, work, &k[t]) != 0) bh_die("pthread_create failed");
+        for (int t = 0; t < threads; t++) pthread_join(tid[t], NULL);
+    }
+    samples pass = {0}, single = {0};
+    double rps = 0;
+    for (int t = 0; t < threads; t++) {
+        for (size_t i = 0; i < k[t].pass.n; i++) push(&pass, k[t].pass.v[i]);
+        for (size_t i = 0; i < k[t].single.n; i++) push(&single, k[t].single.v[i]);
+        rps += (double)k[t].requests / ((double)k[t].pass_ns / 1e9);
+        free(k[t].pass.v);
+        free(k[t].single.v);
+        if (t > 0 && m->release) m->release(k[t].state);
+    }
+    qsort(single.v, single.n, sizeof *single.v, cmp_dbl);
+    printf("{\"method\": \"%s\", \"threads\": %d, \"requests\": %zu, \"pass_ns\": [", m->name,
+           threads, w->n);
+    for (size_t i = 0; i < pass.n; i++) printf("%s%.2f", i ? ", " : "", pass.v[i]);
+    printf("], \"single_ns\": {\"n\": %zu, \"median\": %.1f, \"p99\": %.1f}, "
+           "\"overhead_ns\": %.1f, \"throughput_rps\": %.0f}\n",
+           single.n, pct(&single, 0.5), pct(&single, 0.99), overhead, rps);
+    fflush(stdout);
+    free(pass.v);
+    free(single.v);
+    free(tid);
+    free(k);
+    if (threads > 1) pthread_barrier_destroy(&bar);
+}
+
+int bh_main(const bh_method *m, const bh_workload *w, int argc, char **argv, int first)
+{
+    const char *verdicts = NULL;
+    double seconds = -1;
+    int threads = 1;
+    for (int i = first; i < argc; i++) {
+        if (strcmp(argv[i], "--verdicts") == 0 && i + 1 < argc) {
+            verdicts = argv[++i];
+        } else if (strcmp(argv[i], "--time") == 0 && i + 1 < argc) {
+            char *end;
+            seconds = strtod(argv[++i], &end);
+            if (*end || !(seconds > 0 && seconds < 3600)) bh_die("--time: want seconds in (0, 3600)");
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            char *end;
+            long t = strtol(argv[++i], &end, 10);
+            if (*end || t < 1 || t > 64) bh_die("--threads: want 1 to 64");
+            threads = (int)t;
+        } else {
+            bh_die("unknown argument '%s' (want --verdicts FILE | --time SECONDS [--threads N])",
+                   argv[i]);
+        }
+    }
+    if (!verdicts == (seconds < 0)) bh_die("want exactly one of --verdicts FILE and --time SECONDS");
+    if (verdicts) bh_write_verdicts(m, w, verdicts);
+    else bh_time(m, w, seconds, threads);
+    return 0;
+}
