@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "classify.h"
@@ -52,6 +53,9 @@ static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) bh_die("%s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))
+        bh_die("%s: not a regular file", path);
     if (fseek(f, 0, SEEK_END) != 0) bh_die("%s: cannot seek", path);
     long n = ftell(f);
     if (n < 0) bh_die("%s: cannot tell its size", path);
@@ -329,6 +333,21 @@ static int stats(const char *rules, const char *requests)
     size_t ctx_lib = lib_count.live - lib0, ctx_hs = hs_count.live - hs0;
     size_t scratch = 0;
     hs_scratch_size(ctx->scratch, &scratch);
+    /* The workload's allocations first: nothing is printed unless every
+     * figure was had (a bad requests file gives a message, no JSON). */
+    size_t classified = 0, allocs = 0;
+    if (requests) {
+        bh_workload w;
+        bh_workload_load(requests, &w);
+        clf_state st = {prog, ctx};
+        bh_verdict v;
+        size_t lc = lib_count.calls, hc = hs_count.calls;
+        for (size_t i = 0; i < w.n; i++)
+            if (clf_classify(&st, &w.req[i], &v) != 0) bh_die("request %zu failed", i);
+        classified = w.n;
+        allocs = (lib_count.calls - lc) + (hs_count.calls - hc);
+        bh_workload_free(&w);
+    }
 
     printf("{\"rules\": ");
     json_str(rules);
@@ -348,18 +367,9 @@ static int stats(const char *rules, const char *requests)
         printf(", \"patterns\": %u, \"tests\": %u}", S->npatterns, S->ntests);
     }
     printf("]");
-    if (requests) {
-        bh_workload w;
-        bh_workload_load(requests, &w);
-        clf_state st = {prog, ctx};
-        bh_verdict v;
-        size_t lc = lib_count.calls, hc = hs_count.calls;
-        for (size_t i = 0; i < w.n; i++)
-            if (clf_classify(&st, &w.req[i], &v) != 0) bh_die("request %zu failed", i);
-        printf(", \"classified\": %zu, \"allocations_while_classifying\": %zu", w.n,
-               (lib_count.calls - lc) + (hs_count.calls - hc));
-        bh_workload_free(&w);
-    }
+    if (requests)
+        printf(", \"classified\": %zu, \"allocations_while_classifying\": %zu", classified,
+               allocs);
     printf("}\n");
     clf_ctx_free(ctx);
     clf_program_free(prog);
@@ -367,6 +377,24 @@ static int stats(const char *rules, const char *requests)
 }
 
 /* ----------------------------------------------------------------- main */
+
+static const char usage[] =
+    "usage: classify-bench REQUESTS --method METHOD [OPTIONS] MODE\n"
+    "       classify-bench --stats RULES.bin [REQUESTS]\n"
+    "\n"
+    "METHOD and its options (bench/README.md):\n"
+    "  clf --rules RULES.bin          libclassify: hand-over and clf_eval\n"
+    "  clf-eval --rules RULES.bin     clf_eval alone, on the first request\n"
+    "  pcre2 --peerdata FILE --program ai_robots|default\n"
+    "                                 the C loop over PCRE2-JIT regexes\n"
+    "  hs-floor --rules RULES.bin [--subject K]\n"
+    "                                 one Hyperscan scan per inspected field\n"
+    "                                 (K: that subject only)\n"
+    "MODE:\n"
+    "  --verdicts FILE                write each request's verdict and reason\n"
+    "  --time SECONDS [--threads N]   time it; one JSON line on stdout\n"
+    "--stats prints one JSON line: load time, memory, subjects and, with\n"
+    "REQUESTS, the allocations made classifying them (must be 0).\n";
 
 static const char *arg_value(int argc, char **argv, int *i)
 {
@@ -376,22 +404,46 @@ static const char *arg_value(int argc, char **argv, int *i)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 3 && strcmp(argv[1], "--stats") == 0)
-        return stats(argv[2], argc >= 4 ? argv[3] : NULL);
-    if (argc < 4 || strcmp(argv[2], "--method") != 0)
-        bh_die("usage: classify-bench REQUESTS --method clf|clf-eval|pcre2|hs-floor ... "
-               "(--verdicts FILE | --time SECONDS [--threads N]), or "
-               "classify-bench --stats RULES.bin [REQUESTS] (bench/README.md)");
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (argc >= 3 && argc <= 4 && strcmp(argv[1], "--stats") == 0)
+        return stats(argv[2], argc == 4 ? argv[3] : NULL);
+    if (argc < 4 || strcmp(argv[2], "--method") != 0) {
+        fputs(usage, stderr);
+        return 2;
+    }
     const char *method = argv[3], *rules = NULL, *peerdata = NULL, *program = NULL;
     long subject = -1;
-    int i = 4;
-    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+    /* The method's options anywhere; the rest is the harness's (MODE). */
+    char **rest = calloc((size_t)argc, sizeof *rest);
+    if (!rest) bh_die("out of memory");
+    int nrest = 0;
+    for (int i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--rules") == 0) rules = arg_value(argc, argv, &i);
         else if (strcmp(argv[i], "--peerdata") == 0) peerdata = arg_value(argc, argv, &i);
         else if (strcmp(argv[i], "--program") == 0) program = arg_value(argc, argv, &i);
-        else if (strcmp(argv[i], "--subject") == 0) subject = atol(arg_value(argc, argv, &i));
-        else break; /* the harness's arguments */
+        else if (strcmp(argv[i], "--subject") == 0) {
+            const char *v = arg_value(argc, argv, &i);
+            char *end;
+            errno = 0;
+            subject = strtol(v, &end, 10);
+            if (!*v || *end || errno || subject < 0)
+                bh_die("--subject: want a subject index (0, 1, ...), not '%s'", v);
+        } else if (strcmp(argv[i], "--verdicts") == 0 || strcmp(argv[i], "--time") == 0 ||
+                   strcmp(argv[i], "--threads") == 0) {
+            rest[nrest++] = argv[i];
+            rest[nrest++] = (char *)arg_value(argc, argv, &i);
+        } else {
+            bh_die("unknown option '%s' (classify-bench --help)", argv[i]);
+        }
     }
+    int is_clf = strcmp(method, "clf") == 0 || strcmp(method, "clf-eval") == 0;
+    int is_floor = strcmp(method, "hs-floor") == 0;
+    if ((rules && !is_clf && !is_floor) || (subject >= 0 && !is_floor) ||
+        ((peerdata || program) && strcmp(method, "pcre2") != 0))
+        bh_die("an option that --method %s does not take (classify-bench --help)", method);
     bh_workload w;
     bh_workload_load(argv[1], &w);
     bh_method m = {0};
@@ -432,7 +484,7 @@ int main(int argc, char **argv)
     } else {
         bh_die("unknown method '%s' (clf, clf-eval, pcre2, hs-floor)", method);
     }
-    int rc = bh_main(&m, &w, argc, argv, i);
+    int rc = bh_main(&m, &w, nrest, rest, 0);
     /* Everything freed, so that a leak checker run (the test suite under
      * AddressSanitizer) sees none. */
     if (m.classify == clf_classify || m.classify == clf_eval_only) {
@@ -445,5 +497,6 @@ int main(int argc, char **argv)
         peer_pcre2_free(m.state);
     }
     bh_workload_free(&w);
+    free(rest);
     return rc;
 }

@@ -1,7 +1,44 @@
-"""Helpers shared by bench/run.py and bench/redos/run.py."""
+"""Helpers shared by the benchmark's scripts (bench/run.py, workload.py,
+peerdata.py, redos/run.py)."""
 
 import os
 import shutil
+import tempfile
+
+
+class WriteError(Exception):
+    """An output that could not be written: str() names the file."""
+
+
+def write_atomic(path, text):
+    """Writes `text` (UTF-8, LF) to `path` through a temporary file in the
+    same directory, renamed into place once complete: readers see the old
+    file or the new one, and a failed write leaves neither a part nor the
+    temporary behind. Refuses a path that exists and is not a regular file
+    (as root, the rename would replace /dev/full or /dev/null). Raises
+    WriteError."""
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise WriteError("%s: refusing to write: not a regular file" % path)
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    except OSError as e:
+        raise WriteError("%s: cannot write: %s" % (path, e.strerror or e))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise WriteError("%s: cannot write: %s" % (path, e.strerror or e))
+        raise
 
 
 def show(path):

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -64,6 +66,8 @@ void bh_workload_load(const char *path, bh_workload *w)
     memset(w, 0, sizeof *w);
     FILE *f = fopen(path, "rb");
     if (!f) bh_die("%s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) bh_die("%s: not a regular file", path);
     size_t cap = 1 << 20, len = 0;
     char *buf = bh_alloc(cap);
     size_t got;
@@ -77,6 +81,12 @@ void bh_workload_load(const char *path, bh_workload *w)
     if (ferror(f)) bh_die("%s: read error", path);
     fclose(f);
     buf[len] = 0;
+    const char *nul = memchr(buf, 0, len);
+    if (nul) {
+        size_t line = 1;
+        for (const char *q = buf; q < nul; q++) line += *q == '\n';
+        bh_die("%s:%zu: a NUL byte", path, line);
+    }
 
     /* Counts first, so that the arrays are allocated once. */
     size_t nreq = 0, nhdr = 0;
@@ -98,7 +108,7 @@ void bh_workload_load(const char *path, bh_workload *w)
         if (!nl) bh_die("%s:%zu: the last line has no line end", path, lineno + 1);
         *nl = 0;
         lineno++;
-        if (nl > p && nl[-1] == '\r') bh_die("%s:%zu: CR in a line", path, lineno);
+        if (strchr(p, '\r')) bh_die("%s:%zu: a CR in the line (the format has none)", path, lineno);
         char *fld[4];
         size_t fl[4];
         if (*p == 0) {
@@ -115,8 +125,8 @@ void bh_workload_load(const char *path, bh_workload *w)
             cur->h = &w->hdrs[hi];
         } else if (p[0] == 'H' && p[1] == '\t') {
             if (!cur) bh_die("%s:%zu: a header outside a request", path, lineno);
-            if (split_tabs(p + 2, fld, fl, 3) != 2)
-                bh_die("%s:%zu: want H<TAB>name<TAB>value", path, lineno);
+            if (split_tabs(p + 2, fld, fl, 3) != 2 || fl[0] == 0)
+                bh_die("%s:%zu: want H<TAB>name<TAB>value, with a name", path, lineno);
             w->hdrs[hi++] = (bh_header){fld[0], fld[1], fl[0], fl[1]};
             cur->nh++;
         } else {
@@ -168,17 +178,39 @@ static void classify_or_die(const bh_method *m, void *state, const bh_workload *
         bh_die("%s failed on request %zu (%.*s)", m->name, i, (int)w->req[i].plen, w->req[i].path);
 }
 
+/* The verdict file being written, removed at exit unless it was renamed
+ * into place: a run that stops half-way leaves no partial file. */
+static char pending[4096];
+
+static void remove_pending(void)
+{
+    if (pending[0]) unlink(pending);
+}
+
 void bh_write_verdicts(const bh_method *m, const bh_workload *w, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) bh_die("%s: %s", path, strerror(errno));
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        bh_die("%s: refusing to write: not a regular file", path);
+    if (snprintf(pending, sizeof pending, "%s.tmp", path) >= (int)sizeof pending)
+        bh_die("%s: path too long", path);
+    atexit(remove_pending);
+    FILE *f = fopen(pending, "w");
+    if (!f) {
+        int e = errno;
+        pending[0] = 0;
+        bh_die("%s: %s", path, strerror(e));
+    }
     for (size_t i = 0; i < w->n; i++) {
         bh_verdict v;
         classify_or_die(m, m->state, w, i, &v);
         fprintf(f, "%s\t%.*s\n", v.reject ? "reject" : "accept", (int)(v.reason ? v.rlen : 0),
                 v.reason ? v.reason : "");
     }
-    if (fclose(f) != 0) bh_die("%s: write error", path);
+    int bad = fflush(f) != 0 || ferror(f);
+    if (fclose(f) != 0 || bad) bh_die("%s: write error", path);
+    if (rename(pending, path) != 0) bh_die("%s: %s", path, strerror(errno));
+    pending[0] = 0;
 }
 
 /* --------------------------------------------------------------- timing */
@@ -330,6 +362,9 @@ int bh_main(const bh_method *m, const bh_workload *w, int argc, char **argv, int
     double seconds = -1;
     int threads = 1;
     for (int i = first; i < argc; i++) {
+        if ((strcmp(argv[i], "--verdicts") == 0 || strcmp(argv[i], "--time") == 0 ||
+             strcmp(argv[i], "--threads") == 0) && i + 1 == argc)
+            bh_die("%s needs a value", argv[i]);
         if (strcmp(argv[i], "--verdicts") == 0 && i + 1 < argc) {
             verdicts = argv[++i];
         } else if (strcmp(argv[i], "--time") == 0 && i + 1 < argc) {

@@ -44,6 +44,10 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+from benchcommon import WriteError, write_atomic  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 AI_ROBOTS = os.path.join(ROOT, "stdlib", "ai_robots.clf")
 CRAWLERS = os.path.join(ROOT, "stdlib", "crawlers.clf")
@@ -574,8 +578,11 @@ def main():
         for b in bad:
             print("  " + b, file=sys.stderr)
         return 2
-    with open(args.out, "w", encoding="utf-8", newline="\n") as f:
-        f.write("\n".join(lines) + "\n")
+    try:
+        write_atomic(args.out, "\n".join(lines) + "\n")
+    except WriteError as e:
+        print("peerdata.py: %s" % e, file=sys.stderr)
+        return 1
     return 0
 
 

@@ -33,8 +33,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.dont_write_bytecode = True
 from accuracy import synthesize_headers  # noqa: E402
+from benchcommon import WriteError, write_atomic  # noqa: E402
 
 SEED = 20240601
 CRAWLER = os.path.join("crawler-user-agents", "crawler-user-agents.json")
@@ -89,19 +91,17 @@ def requests(uas):
 
 
 def write(reqs, path):
-    """Writes the requests file atomically."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        for method, p, q, hdrs in reqs:
-            fields = [method, p, q] + [x for h in hdrs for x in h]
-            for s in fields:
-                if any(c in s for c in "\t\r\n"):
-                    raise ValueError("a TAB, CR or LF in a workload field: %r" % s)
-            f.write("R\t%s\t%s\t%s\n" % (method, p, q))
-            for name, value in hdrs:
-                f.write("H\t%s\t%s\n" % (name, value))
-            f.write("\n")
-    os.replace(tmp, path)
+    """Writes the requests file atomically (benchcommon.write_atomic)."""
+    out = []
+    for method, p, q, hdrs in reqs:
+        fields = [method, p, q] + [x for h in hdrs for x in h]
+        for s in fields:
+            if any(c in s for c in "\t\r\n\0"):
+                raise ValueError("a TAB, CR, LF or NUL in a workload field: %r" % s)
+        out.append("R\t%s\t%s\t%s\n" % (method, p, q))
+        out += ["H\t%s\t%s\n" % h for h in hdrs]
+        out.append("\n")
+    write_atomic(path, "".join(out))
 
 
 def main():
@@ -117,7 +117,11 @@ def main():
                          "          (pass --corpora DIR or set CORPORA)\n" % e)
         return 2
     reqs = requests(uas)
-    write(reqs, a.out)
+    try:
+        write(reqs, a.out)
+    except (WriteError, ValueError) as e:
+        sys.stderr.write("workload: %s\n" % e)
+        return 1
     bots = sum(1 for _, b in uas if b)
     print("workload: %d requests (%d bots, %d browsers and devices) -> %s"
           % (len(reqs), bots, len(reqs) - bots, a.out))

@@ -164,6 +164,8 @@ int main(int argc, char **argv)
         bh_die("lua: %s", lua_tostring(L, -1));
     if (!lua_istable(L, -1)) bh_die("lua: %s does not return a table", script);
     lua_getfield(L, -1, "load");
+    if (lua_type(L, -1) != LUA_TFUNCTION)
+        bh_die("lua: %s: the table it returns has no function 'load'", script);
     lua_remove(L, -2);
     lua_pushstring(L, peerdata);
     lua_pushstring(L, program);

@@ -423,11 +423,13 @@ def main():
                     os.path.join(ROOT, "..", "shared", "corpora"))
     ap.add_argument("--out-dir", help="where the data and plots go (default BUILD_DIR/bench)")
     ap.add_argument("--quick", action="store_true",
-                    help="a quarter of the timing budget (noisier; about 25 s)")
+                    help="a quarter of the timing budget (noisier; about 30 s)")
     ap.add_argument("--seconds", type=float, default=None,
                     help="timing budget per method and point (default 0.8, --quick 0.2)")
     ap.add_argument("--no-pin", action="store_true", help="do not pin to one CPU")
     a = ap.parse_args()
+    if a.seconds is not None and not 0 < a.seconds <= 60:
+        fail("--seconds must be a number above 0 and at most 60")
     t_start = time.monotonic()
 
     build = os.path.abspath(a.build_dir)
@@ -444,7 +446,10 @@ def main():
              "beside the repository)" % corpora)
     out = os.path.abspath(a.out_dir or os.path.join(build, "bench"))
     work = os.path.join(out, "scale-inputs")
-    os.makedirs(work, exist_ok=True)
+    try:
+        os.makedirs(work, exist_ok=True)
+    except OSError as e:
+        fail("%s: cannot make the output directory: %s" % (work, e.strerror or e))
     seconds = a.seconds if a.seconds else (0.2 if a.quick else 0.8)
     cpu, how = (None, "not pinned (--no-pin)") if a.no_pin else pick_cpu()
     pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
