@@ -333,22 +333,33 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
     ctx->nheaders++;
     ctx->header_bytes += name_len + value_len;
     if (!p->nhdrs) return CLF_OK;
-    for (uint32_t at = vm_hdr_hash(name, name_len) & p->hdr_mask; p->hdr_index[at];
-         at = (at + 1) & p->hdr_mask) {
-        uint32_t h = p->hdr_index[at] - 1;
-        const vm_const *k = &p->consts[p->hdrs[h]];
-        if (k->len != name_len || !name_eq(name, k->str, name_len)) continue;
-        vm_hslot *s = &ctx->slots[h];
-        if (s->count++ == 0) {
-            s->p = value ? value : "";
-            s->n = value_len;
+    uint32_t h = UINT32_MAX;
+    if (p->hdr_index) {
+        for (uint32_t at = vm_hdr_hash(name, name_len) & p->hdr_mask; p->hdr_index[at];
+             at = (at + 1) & p->hdr_mask) {
+            uint32_t i = p->hdr_index[at] - 1;
+            const vm_const *k = &p->consts[p->hdrs[i]];
+            if (k->len == name_len && name_eq(name, k->str, name_len)) {
+                h = i;
+                break;
+            }
         }
-        vm_hentry *e = &ctx->entries[ctx->nentries++];
-        e->slot = h;
-        e->p = value ? value : "";
-        e->n = value_len;
-        break;
+    } else {
+        for (uint32_t i = 0; i < p->nhdrs && h == UINT32_MAX; i++) {
+            const vm_const *k = &p->consts[p->hdrs[i]];
+            if (k->len == name_len && name_eq(name, k->str, name_len)) h = i;
+        }
     }
+    if (h == UINT32_MAX) return CLF_OK; /* a header the program does not inspect */
+    vm_hslot *s = &ctx->slots[h];
+    if (s->count++ == 0) {
+        s->p = value ? value : "";
+        s->n = value_len;
+    }
+    vm_hentry *e = &ctx->entries[ctx->nentries++];
+    e->slot = h;
+    e->p = value ? value : "";
+    e->n = value_len;
     return CLF_OK;
 }
 

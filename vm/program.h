@@ -144,7 +144,9 @@ struct clf_program {
      * a header name to 1 + its slot (0: empty), hdr_mask + 1 entries (a
      * power of two, at least 4 per slot), so that clf_ctx_add_header finds
      * a name's slot, or that it has none, in about one probe instead of a
-     * comparison with every slot. */
+     * comparison with every slot. NULL when the loader built none (no
+     * slots, or a file whose names make it costly: vm/load.c); then
+     * clf_ctx_add_header compares with every slot. */
     uint32_t *hdr_index;
     uint32_t hdr_mask;
     vm_subject *subjects;

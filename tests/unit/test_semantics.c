@@ -5,8 +5,10 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "harness.h"
+#include "program.h" /* the header index tests look at the loaded program */
 
 static int rejects(const char *cond, const char *ua)
 {
@@ -129,4 +131,55 @@ Test(semantics, header_index_tells_colliding_names_apart)
     h_result r = h_run(src, req);
     cr_assert_eq(r.status, CLF_OK);
     cr_assert_str_eq(r.reason, "all");
+}
+
+/* 40 names of one length with the same first, middle and last byte hash
+ * alike: the probe would pass the loader's limit, so the program has no
+ * index and clf_ctx_add_header compares with every slot; each name must
+ * still reach its own slot. */
+Test(semantics, header_names_that_all_collide_use_the_plain_scan)
+{
+    char src[8192], req[4096];
+    int n = snprintf(src, sizeof src, "filter main(r: Request) {\n    let mut s = 0\n");
+    for (int i = 0; i < 40; i++) /* x<3 digits>m<2 digits>z: s[0], s[4], s[7] shared */
+        n += snprintf(src + n, sizeof src - (size_t)n,
+                      "    if r.header(\"x%03dm%02dz\") == \"v%d\" { s += 1 }\n", i, i, i);
+    snprintf(src + n, sizeof src - (size_t)n, "    if s == 40 { accept \"all\" }\n    reject \"missed\"\n}\n");
+    clf_program *p = h_program(src);
+    cr_assert_null(p->hdr_index, "the loader should have given up the index");
+    n = snprintf(req, sizeof req, "GET /\nX999M99Z: no");
+    for (int i = 39; i >= 0; i--)
+        n += snprintf(req + n, sizeof req - (size_t)n, "\nX%03dM%02dZ: v%d", i, i, i);
+    cr_assert_str_eq(h_verdict_text(p, req), "accept:all");
+    clf_program_free(p);
+}
+
+/* A hostile rules file: 100,000 header slots naming one header. Loading
+ * stays linear (no index: every slot would probe the same cluster) and
+ * the first slot gets the value, as before the index existed. */
+Test(semantics, one_header_in_many_slots_loads_and_finds_the_first)
+{
+    clf_program *p = h_program(
+        "filter main(r: Request) { if r.header(\"x-a\") == \"1\" { reject \"hit\" } accept }");
+    enum { SLOTS = 100000 };
+    uint32_t *many = malloc(SLOTS * sizeof *many), *one = p->hdrs;
+    cr_assert_not_null(many);
+    for (int i = 0; i < SLOTS; i++) many[i] = one[0];
+    p->hdrs = many;
+    p->nhdrs = SLOTS;
+    uint8_t *bytes;
+    size_t len;
+    char err[CLF_ERRMSG_SIZE];
+    cr_assert_eq(vm_write(p, &bytes, &len, err, sizeof err), CLF_OK, "%s", err);
+    p->hdrs = one;
+    p->nhdrs = 1;
+    free(many);
+    clf_program_free(p);
+    clf_program *q;
+    cr_assert_eq(clf_program_load(bytes, len, NULL, &q, err, sizeof err), CLF_OK, "%s", err);
+    free(bytes);
+    cr_assert_null(q->hdr_index);
+    cr_assert_str_eq(h_verdict_text(q, "GET /\nX-A: 1"), "reject:hit");
+    cr_assert_str_eq(h_verdict_text(q, "GET /\nX-A: 2"), "accept:");
+    clf_program_free(q);
 }
