@@ -141,10 +141,9 @@ Test(explain, same_verdicts_as_clf_eval)
     clf_program_free(p);
 }
 
-Test(explain, arithmetic_calls_and_depth)
-{
-    h_no_inline = 1; /* calls kept, as classifyc --no-inline */
-    clf_program *p = h_program(
+/* main calls filter small, which calls fn weight: explained with the
+ * calls kept (classifyc --no-inline) and inlined (the default). */
+static const char CALLS_SRC[] =
         "fn weight(n: int) -> int {\n"
         "    return n * 3 + 1\n"
         "}\n"
@@ -154,7 +153,12 @@ Test(explain, arithmetic_calls_and_depth)
         "filter main(req: Request) {\n"
         "    small(req)\n"
         "    accept\n"
-        "}\n");
+        "}\n";
+
+Test(explain, arithmetic_calls_and_depth)
+{
+    h_no_inline = 1; /* calls kept, as classifyc --no-inline */
+    clf_program *p = h_program(CALLS_SRC);
     clf_ctx *ctx;
     cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
     steps s;
@@ -180,17 +184,7 @@ Test(explain, arithmetic_calls_and_depth)
  * same lines, without the call and return steps and at depth 0. */
 Test(explain, inlined_calls_show_their_steps)
 {
-    clf_program *p = h_program(
-        "fn weight(n: int) -> int {\n"
-        "    return n * 3 + 1\n"
-        "}\n"
-        "filter small(req: Request) {\n"
-        "    if weight(req.header(\"x-n\").to_int()) < 100 { reject \"small\" }\n"
-        "}\n"
-        "filter main(req: Request) {\n"
-        "    small(req)\n"
-        "    accept\n"
-        "}\n");
+    clf_program *p = h_program(CALLS_SRC);
     clf_ctx *ctx;
     cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
     steps s;
