@@ -45,8 +45,10 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 sys.dont_write_bytecode = True
 from benchcommon import WriteError, write_atomic  # noqa: E402
+from clfgen import clf_string_bytes  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 AI_ROBOTS = os.path.join(ROOT, "stdlib", "ai_robots.clf")
@@ -69,33 +71,12 @@ class Untranslatable(Exception):
 
 def unescape_string(lit, where):
     """The value of a .clf string literal's body (between the quotes): the
-    escapes give bytes, and the whole must be UTF-8 (the file is)."""
-    out = bytearray()
-    i = 0
-    while i < len(lit):
-        c = lit[i]
-        if c != "\\":
-            out += c.encode("utf-8")
-            i += 1
-            continue
-        if i + 1 >= len(lit):
-            raise ShapeError(f"{where}: string ends in a backslash")
-        e = lit[i + 1]
-        if e in '"\\':
-            out.append(ord(e))
-            i += 2
-        elif e in "ntr":
-            out.append({"n": 10, "t": 9, "r": 13}[e])
-            i += 2
-        elif e == "x" and re.fullmatch(r"[0-9A-Fa-f]{2}", lit[i + 2:i + 4]):
-            out.append(int(lit[i + 2:i + 4], 16))
-            i += 4
-        else:
-            raise ShapeError(f"{where}: unknown escape \\{e}")
+    escapes give bytes (clfgen.clf_string_bytes), and the whole must be
+    UTF-8 (the file is)."""
     try:
-        return out.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ShapeError(f"{where}: string is not UTF-8") from None
+        return clf_string_bytes(lit).decode("utf-8")
+    except ValueError as e:  # UnicodeDecodeError included
+        raise ShapeError(f"{where}: {e}") from None
 
 
 def scan_regex(text, pos, where):

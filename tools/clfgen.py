@@ -1,7 +1,8 @@
 """Helpers shared by the generators in tools/ (gen_ai_robots.py,
 gen_crawlers.py, gen_uap_regexes.py): the upstream commit of a corpus,
-comment text, atomic output and the --check mode. Python 3 standard
-library only."""
+comment text, atomic output and the --check mode; and the reading of a
+.clf string literal, for the scripts that read generated files back
+(bench/, tests/realdata/). Python 3 standard library only."""
 
 import difflib
 import os
@@ -12,6 +13,33 @@ import tempfile
 
 class GenError(Exception):
     """A problem with the input; the generator prints it and exits 2."""
+
+
+_CLF_ESCAPES = {'"': 0x22, "\\": 0x5C, "n": 0x0A, "r": 0x0D, "t": 0x09}
+
+
+def clf_string_bytes(body):
+    """The bytes of a .clf string literal's body (the text between the
+    quotes): the escapes \\" \\\\ \\n \\r \\t and \\xNN of docs/language.md,
+    every other character as UTF-8. Raises ValueError naming a bad or
+    unfinished escape, as the lexer refuses them."""
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out += c.encode("utf-8")
+            i += 1
+        elif i + 1 < len(body) and body[i + 1] in _CLF_ESCAPES:
+            out.append(_CLF_ESCAPES[body[i + 1]])
+            i += 2
+        elif i + 1 < len(body) and body[i + 1] == "x" and re.fullmatch(r"[0-9A-Fa-f]{2}",
+                                                                       body[i + 2:i + 4]):
+            out.append(int(body[i + 2:i + 4], 16))
+            i += 4
+        else:
+            raise ValueError("bad escape %r in the string %r" % (body[i:i + 4], body))
+    return bytes(out)
 
 
 def one_line_comment(text):

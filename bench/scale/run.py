@@ -59,12 +59,12 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.dont_write_bytecode = True
 from benchcommon import pick_cpu, show  # noqa: E402
+from clfgen import clf_string_bytes  # noqa: E402
 from gen_crawlers import convert  # noqa: E402
+from workload import SEED, Missing, load_uas  # noqa: E402
 
-SEED = 20240601          # the workload shuffle, as bench/run.py
 SYNTH_SEED = 20261130    # the synthetic product tokens
 CRAWLER = os.path.join("crawler-user-agents", "crawler-user-agents.json")
-UAP = os.path.join("uap-core", "tests", "test_ua.yaml")
 WORKLOAD = 1000
 PATTERN_COUNTS = [10, 30, 100, 300, 1000, 3000, 10000, 20000]
 KIB = 1024
@@ -87,51 +87,18 @@ def say(msg=""):
 
 # ---------------------------------------------------------------- inputs
 
-def load_uap_uas(path):
-    try:
-        import yaml
-    except ImportError:
-        fail("python3-yaml is needed to read %s (apt-get install python3-yaml)" % path)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open(path, encoding="utf-8") as f:
-        doc = yaml.load(f, Loader=loader)
-    return [c["user_agent_string"] for c in doc["test_cases"]]
-
-
 def load_corpora(corpora):
-    crawler = os.path.join(corpora, CRAWLER)
-    uap = os.path.join(corpora, UAP)
-    missing = [p for p in (crawler, uap) if not os.path.isfile(p)]
-    if missing:
+    """The crawler-user-agents entries and the benchmark's User-Agents,
+    shuffled as bench/workload.py shuffles them (the same order)."""
+    try:
+        uas = [ua for ua, _ in load_uas(corpora)]
+    except Missing as e:
         fail("corpora not found: %s\n"
              "       (pass --corpora DIR or set CORPORA; the default is ../shared/corpora "
-             "beside the repository)" % ", ".join(missing))
-    with open(crawler, encoding="utf-8") as f:
+             "beside the repository)" % e)
+    with open(os.path.join(corpora, CRAWLER), encoding="utf-8") as f:
         entries = json.load(f)
-    uas = [ua for e in entries for ua in e.get("instances", [])]
-    uas += load_uap_uas(uap)
-    random.Random(SEED).shuffle(uas)
-    uas = [ua for ua in uas if "\n" not in ua and "\r" not in ua]
-    return entries, uas
-
-
-def clf_unescape(s):
-    """A .clf string literal's body (escapes \\" \\\\ \\n \\r \\t \\xNN)."""
-    out, i = [], 0
-    while i < len(s):
-        c = s[i]
-        if c != "\\":
-            out.append(c)
-            i += 1
-            continue
-        n = s[i + 1]
-        if n == "x":
-            out.append(chr(int(s[i + 2:i + 4], 16)))
-            i += 4
-        else:
-            out.append({"n": "\n", "r": "\r", "t": "\t"}.get(n, n))
-            i += 2
-    return "".join(out)
+    return entries, [ua for ua in uas if "\n" not in ua and "\r" not in ua]
 
 
 def ai_agents():
@@ -142,7 +109,7 @@ def ai_agents():
     m = re.search(r"^pub const AGENTS = \[(.*?)^\]i", text, re.S | re.M)
     if not m:
         fail("%s: no `pub const AGENTS = [...]i`" % path, 1)
-    names = [clf_unescape(s) for s in re.findall(r'^\s*"((?:[^"\\]|\\.)*)"', m.group(1), re.M)]
+    names = [clf_string_bytes(s).decode("utf-8") for s in re.findall(r'^\s*"((?:[^"\\]|\\.)*)"', m.group(1), re.M)]
     if not names:
         fail("%s: AGENTS is empty" % path, 1)
     return names

@@ -17,6 +17,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "tools"))
+sys.dont_write_bytecode = True
+from clfgen import clf_string_bytes  # noqa: E402
+
 # ---------------------------------------------------------------- arguments
 
 
@@ -278,27 +283,9 @@ def reference_model(agents):
 
 # ------------------------------------------- reading .clf sources back
 
-_ESC = {'"': b'"', "\\": b"\\", "n": b"\n", "t": b"\t", "r": b"\r"}
-
-
-def decode_clf_string(body):
-    """Decode the inside of a .clf "..." literal to bytes."""
-    out = bytearray()
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c != "\\":
-            out += c.encode("ascii")
-            i += 1
-        elif body[i + 1] in _ESC:
-            out += _ESC[body[i + 1]]
-            i += 2
-        elif body[i + 1] == "x" and re.fullmatch(r"[0-9A-Fa-f]{2}", body[i + 2:i + 4]):
-            out.append(int(body[i + 2:i + 4], 16))
-            i += 4
-        else:
-            raise ValueError("bad escape in %r" % body)
-    return bytes(out)
+# Decode the inside of a .clf "..." literal to bytes: the generators' own
+# reader (tools/clfgen.py).
+decode_clf_string = clf_string_bytes
 
 
 def read_entries(text, const):
