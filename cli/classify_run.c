@@ -11,11 +11,11 @@
 #include "explain_out.h"
 #include "http_request.h"
 #include "out_escape.h"
+#include "usage_error.h"
 
 #include <classify.h>
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,19 +95,6 @@ typedef struct options {
 
 typedef enum parse_result { ARGS_RUN, ARGS_HELP, ARGS_VERSION, ARGS_BAD } parse_result;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static void usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs(PROG ": error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\nTry '" PROG " --help' for more information.\n", stderr);
-    va_end(ap);
-}
-
 static int is_stdin(const char *path)
 {
     return strcmp(path, "-") == 0;
@@ -132,14 +119,14 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
         *in_request = 1;
     } else if (strcmp(a, "--remote-addr") == 0 || strcmp(a, "--trust-proxy") == 0) {
         if (*i + 1 >= argc) {
-            usage_error("option '%s' needs %s", a,
+            cli_usage_error(PROG, "option '%s' needs %s", a,
                         a[2] == 'r' ? "an address" : "addresses or prefixes");
             return ARGS_BAD;
         }
         const char *v = argv[++*i];
         if (a[2] == 'r') {
             if (o->remote_addr != NULL) {
-                usage_error("option '%s' given more than once", a);
+                cli_usage_error(PROG, "option '%s' given more than once", a);
                 return ARGS_BAD;
             }
             o->remote_addr = v;
@@ -147,7 +134,7 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
             size_t n = strlen(v);
             char *t = realloc(o->trusted, o->trusted_len + n + 2);
             if (t == NULL) {
-                usage_error("out of memory");
+                cli_usage_error(PROG, "out of memory");
                 return ARGS_BAD;
             }
             memcpy(t + o->trusted_len, v, n);
@@ -158,17 +145,17 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
         *in_request = 0;
     } else if (strcmp(a, "--ua-file") == 0) {
         if (*i + 1 >= argc) {
-            usage_error("option '%s' needs a file name", a);
+            cli_usage_error(PROG, "option '%s' needs a file name", a);
             return ARGS_BAD;
         }
         if (o->ua_file != NULL) {
-            usage_error("option '%s' given more than once", a);
+            cli_usage_error(PROG, "option '%s' given more than once", a);
             return ARGS_BAD;
         }
         o->ua_file = argv[++*i];
         *in_request = 0;
     } else {
-        usage_error("unknown option '%s'", a);
+        cli_usage_error(PROG, "unknown option '%s'", a);
         return ARGS_BAD;
     }
     return ARGS_RUN;
@@ -183,15 +170,15 @@ static parse_result check_args(const options *o)
         stdin_uses += (size_t)is_stdin(o->requests[k]);
 
     if (o->rules == NULL)
-        usage_error("missing the RULES file");
+        cli_usage_error(PROG, "missing the RULES file");
     else if (o->request_given && o->ua_file != NULL)
-        usage_error("--request and --ua-file cannot be combined");
+        cli_usage_error(PROG, "--request and --ua-file cannot be combined");
     else if (o->request_given && o->request_count == 0)
-        usage_error("option '--request' needs at least one file");
+        cli_usage_error(PROG, "option '--request' needs at least one file");
     else if (!o->request_given && o->ua_file == NULL)
-        usage_error("nothing to classify: give --request or --ua-file");
+        cli_usage_error(PROG, "nothing to classify: give --request or --ua-file");
     else if (stdin_uses > 1)
-        usage_error("standard input ('-') can be read only once");
+        cli_usage_error(PROG, "standard input ('-') can be read only once");
     else
         return ARGS_RUN;
     return ARGS_BAD;
@@ -217,7 +204,7 @@ static parse_result parse_args(int argc, char **argv, options *o)
         } else if (o->rules == NULL) {
             o->rules = a;
         } else {
-            usage_error("unexpected argument '%s' (request files follow "
+            cli_usage_error(PROG, "unexpected argument '%s' (request files follow "
                         "--request)", a);
             return ARGS_BAD;
         }
@@ -652,7 +639,8 @@ int main(int argc, char **argv)
         }
         if (o.remote_addr != NULL &&
             clf_ctx_set_peer(ctx, o.remote_addr, strlen(o.remote_addr)) != CLF_OK) {
-            usage_error("--remote-addr: '%s' is not an IPv4 or IPv6 address", o.remote_addr);
+            cli_usage_error(PROG, "--remote-addr: '%s' is not an IPv4 or IPv6 address",
+                            o.remote_addr);
             clf_ctx_free(ctx);
             clf_program_free(prog);
             status = EXIT_USAGE;

@@ -4,9 +4,9 @@
  * "NAME VALUE" lines with the same names: one table serves both.
  */
 #include "srv_config.h"
+#include "usage_error.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,19 +77,6 @@ const char *srv_proto_name(srv_proto p)
     case SRV_ADMIN: return "admin";
     }
     return "?";
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static void usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs(PROG ": error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\nTry '" PROG " --help' for more information.\n", stderr);
-    va_end(ap);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -229,7 +216,7 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
     case K_UINT:
     case K_SIZE:
         if (parse_ull(val, &n) != 0 || n < o->min || n > o->max) {
-            usage_error("%s: '%s' is not a number from %llu to %llu", where, val,
+            cli_usage_error(PROG, "%s: '%s' is not a number from %llu to %llu", where, val,
                         o->min, o->max);
             return -1;
         }
@@ -240,7 +227,7 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
         return 0;
     case K_SECONDS:
         if (parse_seconds(val, &n) != 0 || n < o->min || n > o->max) {
-            usage_error("%s: '%s' is not a number of seconds from %g to %g", where,
+            cli_usage_error(PROG, "%s: '%s' is not a number of seconds from %g to %g", where,
                         val, (double)o->min / 1000, (double)o->max / 1000);
             return -1;
         }
@@ -248,7 +235,7 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
         return 0;
     case K_STATUS:
         if (parse_ull(val, &n) != 0 || n < 200 || n > 599) {
-            usage_error("%s: '%s' is not an HTTP status from 200 to 599", where, val);
+            cli_usage_error(PROG, "%s: '%s' is not an HTTP status from 200 to 599", where, val);
             return -1;
         }
         *(unsigned *)(void *)(base + o->offset) = (unsigned)n;
@@ -259,13 +246,13 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
         else if (strcmp(val, "reject") == 0)
             cfg->on_error = SRV_ON_ERROR_REJECT;
         else {
-            usage_error("%s: expected 'accept' or 'reject', got '%s'", where, val);
+            cli_usage_error(PROG, "%s: expected 'accept' or 'reject', got '%s'", where, val);
             return -1;
         }
         return 0;
     case K_LISTEN: {
         if (val[0] == '\0') {
-            usage_error("%s: empty address", where);
+            cli_usage_error(PROG, "%s: empty address", where);
             return -1;
         }
         srv_listen_cfg *l = realloc(cfg->listens, (cfg->listen_count + 1) * sizeof *l);
@@ -294,12 +281,12 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
 static int read_config_file(srv_config *cfg, const char *path, int depth)
 {
     if (depth > 4) {
-        usage_error("%s: config files nested more than 4 deep", path);
+        cli_usage_error(PROG, "%s: config files nested more than 4 deep", path);
         return -1;
     }
     FILE *f = fopen(path, "r");
     if (f == NULL) {
-        usage_error("%s: cannot open: %s", path, strerror(errno));
+        cli_usage_error(PROG, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
     char line[4096], where[512];
@@ -310,7 +297,7 @@ static int read_config_file(srv_config *cfg, const char *path, int depth)
         snprintf(where, sizeof where, "%s:%u", path, lineno);
         size_t len = strlen(line);
         if (len == sizeof line - 1 && line[len - 1] != '\n') {
-            usage_error("%s: line longer than %zu bytes", where, sizeof line - 2);
+            cli_usage_error(PROG, "%s: line longer than %zu bytes", where, sizeof line - 2);
             rc = -1;
             break;
         }
@@ -330,13 +317,13 @@ static int read_config_file(srv_config *cfg, const char *path, int depth)
             p++;
         const opt_def *o = find_opt(name);
         if (o == NULL) {
-            usage_error("%s: unknown option '%s'", where, name);
+            cli_usage_error(PROG, "%s: unknown option '%s'", where, name);
             rc = -1;
         } else if (o->kind != K_FLAG && *p == '\0') {
-            usage_error("%s: option '%s' needs a value", where, name);
+            cli_usage_error(PROG, "%s: option '%s' needs a value", where, name);
             rc = -1;
         } else if (o->kind == K_FLAG && *p != '\0' && strcmp(p, "true") != 0) {
-            usage_error("%s: option '%s' takes no value (or 'true')", where, name);
+            cli_usage_error(PROG, "%s: option '%s' takes no value (or 'true')", where, name);
             rc = -1;
         } else {
             rc = apply(cfg, o, p, where, depth);
@@ -373,7 +360,7 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
         }
         if (options_done || a[0] != '-' || a[1] == '\0') {
             if (cfg->rules_path != NULL) {
-                usage_error("unexpected argument '%s' (one RULES file)", a);
+                cli_usage_error(PROG, "unexpected argument '%s' (one RULES file)", a);
                 return SRV_ARGS_BAD;
             }
             if ((cfg->rules_path = strdup(a)) == NULL)
@@ -395,13 +382,13 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
             o = find_opt(name);
         }
         if (o == NULL) {
-            usage_error("unknown option '%.*s'", (int)nlen, a);
+            cli_usage_error(PROG, "unknown option '%.*s'", (int)nlen, a);
             return SRV_ARGS_BAD;
         }
         const char *val = "";
         if (o->kind == K_FLAG) {
             if (eq) {
-                usage_error("option '--%s' takes no value", name);
+                cli_usage_error(PROG, "option '--%s' takes no value", name);
                 return SRV_ARGS_BAD;
             }
         } else if (eq) {
@@ -409,7 +396,7 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
         } else if (i + 1 < argc) {
             val = argv[++i];
         } else {
-            usage_error("option '--%s' needs a value", name);
+            cli_usage_error(PROG, "option '--%s' needs a value", name);
             return SRV_ARGS_BAD;
         }
         char where[80];
@@ -418,14 +405,14 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
             return SRV_ARGS_BAD;
     }
     if (cfg->rules_path == NULL) {
-        usage_error("missing the RULES file");
+        cli_usage_error(PROG, "missing the RULES file");
         return SRV_ARGS_BAD;
     }
     size_t serving = 0;
     for (size_t i = 0; i < cfg->listen_count; i++)
         serving += cfg->listens[i].proto != SRV_ADMIN;
     if (serving == 0 && !cfg->check_only) {
-        usage_error("nothing to serve: give --listen or --listen-auth");
+        cli_usage_error(PROG, "nothing to serve: give --listen or --listen-auth");
         return SRV_ARGS_BAD;
     }
     if (cfg->reject_body == NULL && (cfg->reject_body = strdup("Forbidden\n")) == NULL)
