@@ -38,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "classify.h"
@@ -48,33 +47,6 @@
  * databases. The layout is the library's (same header, same compiler);
  * nothing internal is called. */
 #include "ctx.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) bh_die("%s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))
-        bh_die("%s: not a regular file", path);
-    if (fseek(f, 0, SEEK_END) != 0) bh_die("%s: cannot seek", path);
-    long n = ftell(f);
-    if (n < 0) bh_die("%s: cannot tell its size", path);
-    rewind(f);
-    char *b = malloc((size_t)n + 1);
-    if (!b) bh_die("out of memory");
-    if (fread(b, 1, (size_t)n, f) != (size_t)n) bh_die("%s: short read", path);
-    fclose(f);
-    b[n] = 0;
-    *len = (size_t)n;
-    return b;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------ counting alloc */
 
@@ -116,16 +88,16 @@ static void hs_free_fn(void *p) { count_free(&hs_count, p); }
 static clf_program *load_rules(const char *path, int counted)
 {
     size_t len;
-    char *bytes = slurp(path, &len);
+    char *bytes = read_file(path, &len);
     clf_options *opts = NULL;
     if (counted) {
-        if (clf_options_new(&opts) != CLF_OK) bh_die("clf_options_new failed");
+        if (clf_options_new(&opts) != CLF_OK) die("clf_options_new failed");
         clf_options_set_allocator(opts, lib_alloc, lib_free, NULL);
     }
     clf_program *prog;
     char err[512];
     clf_status st = clf_program_load(bytes, len, opts, &prog, err, sizeof err);
-    if (st != CLF_OK) bh_die("%s: %s", path, err);
+    if (st != CLF_OK) die("%s: %s", path, err);
     clf_options_free(opts);
     free(bytes);
     return prog;
@@ -281,12 +253,6 @@ static const char *subject_kind(uint32_t k)
 
 /* ---------------------------------------------------------------- stats */
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void json_str(const char *s)
 {
     putchar('"');
@@ -302,7 +268,7 @@ static void json_str(const char *s)
 static int stats(const char *rules, const char *requests)
 {
     size_t len;
-    char *bytes = slurp(rules, &len);
+    char *bytes = read_file(rules, &len);
     free(bytes);
     /* Load time: repeated loads for at least 1 s or 20 loads. */
     enum { MAXLOADS = 2000 };
@@ -317,7 +283,7 @@ static int stats(const char *rules, const char *requests)
     }
     qsort(t, nl, sizeof *t, cmp_u64);
 
-    if (hs_set_allocator(hs_alloc_fn, hs_free_fn) != HS_SUCCESS) bh_die("hs_set_allocator failed");
+    if (hs_set_allocator(hs_alloc_fn, hs_free_fn) != HS_SUCCESS) die("hs_set_allocator failed");
     size_t lib0 = lib_count.live, hs0 = hs_count.live;
     clf_program *prog = load_rules(rules, 1);
     size_t prog_lib = lib_count.live - lib0, prog_hs = hs_count.live - hs0;
@@ -329,7 +295,7 @@ static int stats(const char *rules, const char *requests)
     lib0 = lib_count.live, hs0 = hs_count.live;
     clf_ctx *ctx;
     char err[256];
-    if (clf_ctx_new(prog, &ctx, err, sizeof err) != CLF_OK) bh_die("clf_ctx_new: %s", err);
+    if (clf_ctx_new(prog, &ctx, err, sizeof err) != CLF_OK) die("clf_ctx_new: %s", err);
     size_t ctx_lib = lib_count.live - lib0, ctx_hs = hs_count.live - hs0;
     size_t scratch = 0;
     hs_scratch_size(ctx->scratch, &scratch);
@@ -343,7 +309,7 @@ static int stats(const char *rules, const char *requests)
         bh_verdict v;
         size_t lc = lib_count.calls, hc = hs_count.calls;
         for (size_t i = 0; i < w.n; i++)
-            if (clf_classify(&st, &w.req[i], &v) != 0) bh_die("request %zu failed", i);
+            if (clf_classify(&st, &w.req[i], &v) != 0) die("request %zu failed", i);
         classified = w.n;
         allocs = (lib_count.calls - lc) + (hs_count.calls - hc);
         bh_workload_free(&w);
@@ -398,12 +364,13 @@ static const char usage[] =
 
 static const char *arg_value(int argc, char **argv, int *i)
 {
-    if (*i + 1 >= argc) bh_die("%s needs a value", argv[*i]);
+    if (*i + 1 >= argc) die("%s needs a value", argv[*i]);
     return argv[++*i];
 }
 
 int main(int argc, char **argv)
 {
+    bench_prog = "classify-bench";
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(usage, stdout);
         return 0;
@@ -417,8 +384,7 @@ int main(int argc, char **argv)
     const char *method = argv[3], *rules = NULL, *peerdata = NULL, *program = NULL;
     long subject = -1;
     /* The method's options anywhere; the rest is the harness's (MODE). */
-    char **rest = calloc((size_t)argc, sizeof *rest);
-    if (!rest) bh_die("out of memory");
+    char **rest = xcalloc((size_t)argc, sizeof *rest);
     int nrest = 0;
     for (int i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--rules") == 0) rules = arg_value(argc, argv, &i);
@@ -430,59 +396,59 @@ int main(int argc, char **argv)
             errno = 0;
             subject = strtol(v, &end, 10);
             if (!*v || *end || errno || subject < 0)
-                bh_die("--subject: want a subject index (0, 1, ...), not '%s'", v);
+                die("--subject: want a subject index (0, 1, ...), not '%s'", v);
         } else if (strcmp(argv[i], "--verdicts") == 0 || strcmp(argv[i], "--time") == 0 ||
                    strcmp(argv[i], "--threads") == 0) {
             rest[nrest++] = argv[i];
             rest[nrest++] = (char *)arg_value(argc, argv, &i);
         } else {
-            bh_die("unknown option '%s' (classify-bench --help)", argv[i]);
+            die("unknown option '%s' (classify-bench --help)", argv[i]);
         }
     }
     int is_clf = strcmp(method, "clf") == 0 || strcmp(method, "clf-eval") == 0;
     int is_floor = strcmp(method, "hs-floor") == 0;
     if ((rules && !is_clf && !is_floor) || (subject >= 0 && !is_floor) ||
         ((peerdata || program) && strcmp(method, "pcre2") != 0))
-        bh_die("an option that --method %s does not take (classify-bench --help)", method);
+        die("an option that --method %s does not take (classify-bench --help)", method);
     bh_workload w;
     bh_workload_load(argv[1], &w);
     bh_method m = {0};
     clf_state cs;
     floor_state fs;
     if (strcmp(method, "clf") == 0 || strcmp(method, "clf-eval") == 0) {
-        if (!rules) bh_die("--method %s needs --rules RULES.bin", method);
+        if (!rules) die("--method %s needs --rules RULES.bin", method);
         cs.prog = load_rules(rules, 0);
         char err[256];
         if (clf_ctx_new(cs.prog, &cs.ctx, err, sizeof err) != CLF_OK)
-            bh_die("clf_ctx_new: %s", err);
+            die("clf_ctx_new: %s", err);
         m = (bh_method){"clf", clf_classify, &cs, clf_clone, clf_release};
         if (strcmp(method, "clf-eval") == 0) {
             bh_verdict v;
-            if (clf_classify(&cs, &w.req[0], &v) != 0) bh_die("request 0 failed");
+            if (clf_classify(&cs, &w.req[0], &v) != 0) die("request 0 failed");
             m = (bh_method){"clf-eval", clf_eval_only, &cs, NULL, NULL};
         }
     } else if (strcmp(method, "pcre2") == 0) {
-        if (!peerdata || !program) bh_die("--method pcre2 needs --peerdata FILE --program NAME");
+        if (!peerdata || !program) die("--method pcre2 needs --peerdata FILE --program NAME");
         m = (bh_method){"pcre2", peer_pcre2_classify, peer_pcre2_new(peerdata, program),
                         peer_pcre2_clone, pcre2_release};
     } else if (strcmp(method, "hs-floor") == 0) {
-        if (!rules) bh_die("--method hs-floor needs --rules RULES.bin");
+        if (!rules) die("--method hs-floor needs --rules RULES.bin");
         memset(&fs, 0, sizeof fs);
         fs.prog = load_rules(rules, 0);
         fs.first = 0;
         fs.last = fs.prog->nsubjects;
         if (subject >= 0) {
             if ((unsigned long)subject >= fs.prog->nsubjects)
-                bh_die("--subject %ld: the program has %u subjects", subject, fs.prog->nsubjects);
+                die("--subject %ld: the program has %u subjects", subject, fs.prog->nsubjects);
             fs.first = (uint32_t)subject;
             fs.last = (uint32_t)subject + 1;
         }
         for (uint32_t k = fs.first; k < fs.last; k++)
             if (hs_alloc_scratch(fs.prog->subjects[k].db, &fs.scratch) != HS_SUCCESS)
-                bh_die("hs_alloc_scratch failed");
+                die("hs_alloc_scratch failed");
         m = (bh_method){"hs-floor", floor_classify, &fs, floor_clone, floor_release};
     } else {
-        bh_die("unknown method '%s' (clf, clf-eval, pcre2, hs-floor)", method);
+        die("unknown method '%s' (clf, clf-eval, pcre2, hs-floor)", method);
     }
     int rc = bh_main(&m, &w, nrest, rest, 0);
     /* Everything freed, so that a leak checker run (the test suite under

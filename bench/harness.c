@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,31 +12,6 @@
 #include <unistd.h>
 
 #include "harness.h"
-
-void bh_die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(1);
-}
-
-static void *bh_alloc(size_t n)
-{
-    void *p = calloc(1, n ? n : 1);
-    if (!p) bh_die("out of memory (%zu bytes)", n);
-    return p;
-}
-
-static uint64_t bh_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------ workload */
 
@@ -64,28 +38,13 @@ static size_t split_tabs(char *p, char **f, size_t *len, size_t max)
 void bh_workload_load(const char *path, bh_workload *w)
 {
     memset(w, 0, sizeof *w);
-    FILE *f = fopen(path, "rb");
-    if (!f) bh_die("%s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) bh_die("%s: not a regular file", path);
-    size_t cap = 1 << 20, len = 0;
-    char *buf = bh_alloc(cap);
-    size_t got;
-    while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len < 2) {
-            buf = realloc(buf, cap *= 2);
-            if (!buf) bh_die("out of memory reading %s", path);
-        }
-    }
-    if (ferror(f)) bh_die("%s: read error", path);
-    fclose(f);
-    buf[len] = 0;
+    size_t len;
+    char *buf = read_file(path, &len);
     const char *nul = memchr(buf, 0, len);
     if (nul) {
         size_t line = 1;
         for (const char *q = buf; q < nul; q++) line += *q == '\n';
-        bh_die("%s:%zu: a NUL byte", path, line);
+        die("%s:%zu: a NUL byte", path, line);
     }
 
     /* Counts first, so that the arrays are allocated once. */
@@ -97,45 +56,45 @@ void bh_workload_load(const char *path, bh_workload *w)
         }
     }
     w->buf = buf;
-    w->req = bh_alloc((nreq ? nreq : 1) * sizeof *w->req);
-    w->hdrs = bh_alloc((nhdr ? nhdr : 1) * sizeof *w->hdrs);
+    w->req = xcalloc(nreq, sizeof *w->req);
+    w->hdrs = xcalloc(nhdr, sizeof *w->hdrs);
 
     bh_request *cur = NULL;
     size_t lineno = 0, hi = 0;
     char *p = buf;
     while (*p) {
         char *nl = strchr(p, '\n');
-        if (!nl) bh_die("%s:%zu: the last line has no line end", path, lineno + 1);
+        if (!nl) die("%s:%zu: the last line has no line end", path, lineno + 1);
         *nl = 0;
         lineno++;
-        if (strchr(p, '\r')) bh_die("%s:%zu: a CR in the line (the format has none)", path, lineno);
+        if (strchr(p, '\r')) die("%s:%zu: a CR in the line (the format has none)", path, lineno);
         char *fld[4];
         size_t fl[4];
         if (*p == 0) {
-            if (!cur) bh_die("%s:%zu: an empty line outside a request", path, lineno);
+            if (!cur) die("%s:%zu: an empty line outside a request", path, lineno);
             cur = NULL;
         } else if (p[0] == 'R' && p[1] == '\t') {
-            if (cur) bh_die("%s:%zu: a request starts before the last one ended", path, lineno);
+            if (cur) die("%s:%zu: a request starts before the last one ended", path, lineno);
             if (split_tabs(p + 2, fld, fl, 4) != 3)
-                bh_die("%s:%zu: want R<TAB>method<TAB>path<TAB>query", path, lineno);
+                die("%s:%zu: want R<TAB>method<TAB>path<TAB>query", path, lineno);
             cur = &w->req[w->n++];
             cur->method = fld[0], cur->mlen = fl[0];
             cur->path = fld[1], cur->plen = fl[1];
             cur->query = fld[2], cur->qlen = fl[2];
             cur->h = &w->hdrs[hi];
         } else if (p[0] == 'H' && p[1] == '\t') {
-            if (!cur) bh_die("%s:%zu: a header outside a request", path, lineno);
+            if (!cur) die("%s:%zu: a header outside a request", path, lineno);
             if (split_tabs(p + 2, fld, fl, 3) != 2 || fl[0] == 0)
-                bh_die("%s:%zu: want H<TAB>name<TAB>value, with a name", path, lineno);
+                die("%s:%zu: want H<TAB>name<TAB>value, with a name", path, lineno);
             w->hdrs[hi++] = (bh_header){fld[0], fld[1], fl[0], fl[1]};
             cur->nh++;
         } else {
-            bh_die("%s:%zu: a line starting with neither R, H nor an empty line", path, lineno);
+            die("%s:%zu: a line starting with neither R, H nor an empty line", path, lineno);
         }
         p = nl + 1;
     }
-    if (cur) bh_die("%s: the last request has no empty line after it", path);
-    if (w->n == 0) bh_die("%s: no requests", path);
+    if (cur) die("%s: the last request has no empty line after it", path);
+    if (w->n == 0) die("%s: no requests", path);
 }
 
 void bh_workload_free(bh_workload *w)
@@ -175,7 +134,7 @@ static void classify_or_die(const bh_method *m, void *state, const bh_workload *
 {
     memset(v, 0, sizeof *v);
     if (m->classify(state, &w->req[i], v) != 0)
-        bh_die("%s failed on request %zu (%.*s)", m->name, i, (int)w->req[i].plen, w->req[i].path);
+        die("%s failed on request %zu (%.*s)", m->name, i, (int)w->req[i].plen, w->req[i].path);
 }
 
 /* The verdict file being written, removed at exit unless it was renamed
@@ -191,15 +150,15 @@ void bh_write_verdicts(const bh_method *m, const bh_workload *w, const char *pat
 {
     struct stat sb;
     if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        bh_die("%s: refusing to write: not a regular file", path);
+        die("%s: refusing to write: not a regular file", path);
     if (snprintf(pending, sizeof pending, "%s.tmp", path) >= (int)sizeof pending)
-        bh_die("%s: path too long", path);
+        die("%s: path too long", path);
     atexit(remove_pending);
     FILE *f = fopen(pending, "w");
     if (!f) {
         int e = errno;
         pending[0] = 0;
-        bh_die("%s: %s", path, strerror(e));
+        die("%s: %s", path, strerror(e));
     }
     for (size_t i = 0; i < w->n; i++) {
         bh_verdict v;
@@ -208,8 +167,8 @@ void bh_write_verdicts(const bh_method *m, const bh_workload *w, const char *pat
                 v.reason ? v.reason : "");
     }
     int bad = fflush(f) != 0 || ferror(f);
-    if (fclose(f) != 0 || bad) bh_die("%s: write error", path);
-    if (rename(pending, path) != 0) bh_die("%s: %s", path, strerror(errno));
+    if (fclose(f) != 0 || bad) die("%s: write error", path);
+    if (rename(pending, path) != 0) die("%s: %s", path, strerror(errno));
     pending[0] = 0;
 }
 
@@ -224,8 +183,7 @@ static void push(samples *s, double x)
 {
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 1024;
-        s->v = realloc(s->v, s->cap * sizeof *s->v);
-        if (!s->v) bh_die("out of memory (samples)");
+        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
     }
     s->v[s->n++] = x;
 }
@@ -250,7 +208,7 @@ static double timer_overhead(void)
     enum { N = 20001 };
     static double d[N];
     for (int i = 0; i < N; i++) {
-        uint64_t a = bh_now(), b = bh_now();
+        uint64_t a = now_ns(), b = now_ns();
         d[i] = (double)(b - a);
     }
     qsort(d, N, sizeof *d, cmp_dbl);
@@ -280,55 +238,55 @@ static void *work(void *arg)
     for (size_t i = 0; i < w->n; i++) classify_or_die(k->m, k->state, w, i, &v); /* warm-up */
     if (k->start) pthread_barrier_wait(k->start);
 
-    uint64_t budget = (uint64_t)(k->seconds * 1e9), t0 = bh_now(), t = t0;
+    uint64_t budget = (uint64_t)(k->seconds * 1e9), t0 = now_ns(), t = t0;
     do {
-        uint64_t a = bh_now();
+        uint64_t a = now_ns();
         for (size_t i = 0; i < w->n; i++) {
             k->m->classify(k->state, &w->req[i], &v);
             k->sink += v.rlen;
         }
-        t = bh_now();
+        t = now_ns();
         push(&k->pass, (double)(t - a) / (double)w->n);
         k->requests += w->n;
     } while (t - t0 < budget);
     k->pass_ns = t - t0;
 
     budget /= 2;
-    t0 = bh_now();
+    t0 = now_ns();
     size_t i = 0;
     do {
         for (size_t j = 0; j < 64; j++) {
-            uint64_t a = bh_now();
+            uint64_t a = now_ns();
             k->m->classify(k->state, &w->req[i], &v);
-            uint64_t b = bh_now();
+            uint64_t b = now_ns();
             k->sink += v.rlen;
             push(&k->single, (double)(b - a) - k->overhead);
             if (++i == w->n) i = 0;
         }
-    } while (bh_now() - t0 < budget);
+    } while (now_ns() - t0 < budget);
     return NULL;
 }
 
 void bh_time(const bh_method *m, const bh_workload *w, double seconds, int threads)
 {
     if (threads < 1) threads = 1;
-    if (threads > 1 && !m->clone) bh_die("%s cannot run on several threads", m->name);
+    if (threads > 1 && !m->clone) die("%s cannot run on several threads", m->name);
     double overhead = timer_overhead();
-    worker *k = bh_alloc((size_t)threads * sizeof *k);
+    worker *k = xcalloc((size_t)threads, sizeof *k);
     pthread_barrier_t bar;
     if (threads > 1) pthread_barrier_init(&bar, NULL, (unsigned)threads);
-    pthread_t *tid = bh_alloc((size_t)threads * sizeof *tid);
+    pthread_t *tid = xcalloc((size_t)threads, sizeof *tid);
     for (int t = 0; t < threads; t++) {
         k[t] = (worker){.m = m, .w = w, .seconds = seconds, .overhead = overhead,
                         .start = threads > 1 ? &bar : NULL};
         k[t].state = t == 0 ? m->state : m->clone(m->state);
-        if (!k[t].state) bh_die("%s: could not make the state of thread %d", m->name, t);
+        if (!k[t].state) die("%s: could not make the state of thread %d", m->name, t);
     }
     if (threads == 1) {
         work(&k[0]);
     } else {
         for (int t = 0; t < threads; t++)
-            if (pthread_create(&tid[t], NULL, work, &k[t]) != 0) bh_die("pthread_create failed");
+            if (pthread_create(&tid[t], NULL, work, &k[t]) != 0) die("pthread_create failed");
         for (int t = 0; t < threads; t++) pthread_join(tid[t], NULL);
     }
     samples pass = {0}, single = {0};
@@ -364,24 +322,24 @@ int bh_main(const bh_method *m, const bh_workload *w, int argc, char **argv, int
     for (int i = first; i < argc; i++) {
         if ((strcmp(argv[i], "--verdicts") == 0 || strcmp(argv[i], "--time") == 0 ||
              strcmp(argv[i], "--threads") == 0) && i + 1 == argc)
-            bh_die("%s needs a value", argv[i]);
+            die("%s needs a value", argv[i]);
         if (strcmp(argv[i], "--verdicts") == 0 && i + 1 < argc) {
             verdicts = argv[++i];
         } else if (strcmp(argv[i], "--time") == 0 && i + 1 < argc) {
             char *end;
             seconds = strtod(argv[++i], &end);
-            if (*end || !(seconds > 0 && seconds < 3600)) bh_die("--time: want seconds in (0, 3600)");
+            if (*end || !(seconds > 0 && seconds < 3600)) die("--time: want seconds in (0, 3600)");
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             char *end;
             long t = strtol(argv[++i], &end, 10);
-            if (*end || t < 1 || t > 64) bh_die("--threads: want 1 to 64");
+            if (*end || t < 1 || t > 64) die("--threads: want 1 to 64");
             threads = (int)t;
         } else {
-            bh_die("unknown argument '%s' (want --verdicts FILE | --time SECONDS [--threads N])",
+            die("unknown argument '%s' (want --verdicts FILE | --time SECONDS [--threads N])",
                    argv[i]);
         }
     }
-    if (!verdicts == (seconds < 0)) bh_die("want exactly one of --verdicts FILE and --time SECONDS");
+    if (!verdicts == (seconds < 0)) die("want exactly one of --verdicts FILE and --time SECONDS");
     if (verdicts) bh_write_verdicts(m, w, verdicts);
     else bh_time(m, w, seconds, threads);
     return 0;

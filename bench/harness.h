@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "util.h" /* die(), for the harness and its users */
+
 typedef struct bh_header {
     const char *name, *value; /* NUL-terminated at [nlen], [vlen] */
     size_t nlen, vlen;
@@ -89,12 +91,5 @@ void bh_time(const bh_method *m, const bh_workload *w, double seconds, int threa
  *     --verdicts FILE | --time SECONDS [--threads N]
  * Parses argv[first..argc-1], then does the one or the other with m. */
 int bh_main(const bh_method *m, const bh_workload *w, int argc, char **argv, int first);
-
-/* Prints "bench: MESSAGE" to stderr and exits with status 1. */
-void bh_die(const char *fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 1, 2), noreturn))
-#endif
-    ;
 
 #endif

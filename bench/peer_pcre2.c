@@ -45,7 +45,7 @@ static void rx_compile(rx *x, const char *pat, size_t len, uint32_t opts, const 
     if (!x->re) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(err, msg, sizeof msg);
-        bh_die("peer_pcre2: %s: PCRE2 refuses /%.*s/ at offset %zu: %s", what, (int)len, pat,
+        die("peer_pcre2: %s: PCRE2 refuses /%.*s/ at offset %zu: %s", what, (int)len, pat,
                (size_t)off, (const char *)msg);
     }
     x->jit = pcre2_jit_compile(x->re, PCRE2_JIT_COMPLETE) == 0;
@@ -246,20 +246,12 @@ struct peer_pcre2 {
     pcre2_match_data *md;
 };
 
-static void *xcalloc(size_t n, size_t sz)
-{
-    void *p = calloc(n ? n : 1, sz ? sz : 1);
-    if (!p) bh_die("peer_pcre2: out of memory");
-    return p;
-}
-
 static void *grow(void *p, size_t *cap, size_t need, size_t sz)
 {
     if (need <= *cap) return p;
     size_t c = *cap ? *cap * 2 : 8;
     while (c < need) c *= 2;
-    p = realloc(p, c * sz);
-    if (!p) bh_die("peer_pcre2: out of memory");
+    p = xrealloc(p, c * sz);
     memset((char *)p + *cap * sz, 0, (c - *cap) * sz);
     *cap = c;
     return p;
@@ -326,20 +318,20 @@ static crawl_tag *find_tag(shared *sh, size_t *cap, const char *name, size_t n)
 static char *read_all(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) bh_die("peer_pcre2: %s: %s", path, strerror(errno));
+    if (!f) die("peer_pcre2: %s: %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0;
     char *buf = xcalloc(cap, 1);
     for (;;) {
         if (n + 1 >= cap) {
             cap *= 2;
             buf = realloc(buf, cap);
-            if (!buf) bh_die("peer_pcre2: out of memory reading %s", path);
+            if (!buf) die("peer_pcre2: out of memory reading %s", path);
         }
         size_t k = fread(buf + n, 1, cap - n - 1, f);
         n += k;
         if (k == 0) break;
     }
-    if (ferror(f)) bh_die("peer_pcre2: %s: read error", path);
+    if (ferror(f)) die("peer_pcre2: %s: read error", path);
     fclose(f);
     buf[n] = 0;
     *len = n;
@@ -349,7 +341,7 @@ static char *read_all(const char *path, size_t *len)
 static void load(shared *sh, const char *path)
 {
     pcre2_compile_context *cctx = pcre2_compile_context_create(NULL);
-    if (!cctx) bh_die("peer_pcre2: out of memory");
+    if (!cctx) die("peer_pcre2: out of memory");
     pcre2_set_newline(cctx, PCRE2_NEWLINE_LF);
 
     size_t len, catcap = 0, tagcap = 0, lineno = 0;
@@ -368,7 +360,7 @@ static void load(shared *sh, const char *path)
         int crawler = klen == 7 && memcmp(p, "CRAWLER", 7) == 0;
         if (ai_name || ai_token || crawler) {
             if (!t2 || t2 == t1 + 1 || t2 + 1 == le)
-                bh_die("peer_pcre2: %s:%zu: want KIND<TAB>name<TAB>value", path, lineno);
+                die("peer_pcre2: %s:%zu: want KIND<TAB>name<TAB>value", path, lineno);
             const char *a = t1 + 1, *b = t2 + 1;
             size_t alen = (size_t)(t2 - a), blen = (size_t)(le - b);
             char what[512];
@@ -383,7 +375,7 @@ static void load(shared *sh, const char *path)
                 free(re);
             } else if (ai_token) {
                 ai_cat *c = find_cat(sh, &catcap, a, alen);
-                if (c->has_token) bh_die("peer_pcre2: %s: a second AI_TOKEN for %s", what, c->name);
+                if (c->has_token) die("peer_pcre2: %s: a second AI_TOKEN for %s", what, c->name);
                 rx_compile(&c->token, b, blen, PCRE2_CASELESS, what, cctx, &sh->max_pairs);
                 c->has_token = 1;
             } else {
@@ -396,10 +388,10 @@ static void load(shared *sh, const char *path)
         p = nl ? nl + 1 : end;
     }
     free(buf);
-    if (sh->ncats == 0) bh_die("peer_pcre2: %s: no AI_NAME lines", path);
+    if (sh->ncats == 0) die("peer_pcre2: %s: no AI_NAME lines", path);
 
     if (sh->program == PROG_DEFAULT) {
-        if (sh->ntags == 0) bh_die("peer_pcre2: %s: no CRAWLER lines", path);
+        if (sh->ntags == 0) die("peer_pcre2: %s: no CRAWLER lines", path);
         sh->other = xcalloc(sh->ntags, sizeof *sh->other);
         for (size_t i = 0; i < sh->ntags; i++) {
             size_t k = 0;
@@ -409,7 +401,7 @@ static void load(shared *sh, const char *path)
         }
         for (size_t k = 0; k < NREJECT; k++)
             if (!sh->reject[k])
-                bh_die("peer_pcre2: %s: no CRAWLER pattern tagged %s", path, REJECT_TAGS[k]);
+                die("peer_pcre2: %s: no CRAWLER pattern tagged %s", path, REJECT_TAGS[k]);
         /* default.clf, its regexes as written there */
         static const char keep[] = "^\\/(?:robots\\.txt|sitemap\\.xml|favicon\\.(?:ico|png|gif|jpg|"
                                    "jpeg|svg))\\z|^\\/\\.well-known\\/";
@@ -677,7 +669,7 @@ static peer_pcre2 *with_match_data(shared *sh, int owner)
     p->sh = sh;
     p->owner = owner;
     p->md = pcre2_match_data_create(sh->max_pairs, NULL);
-    if (!p->md) bh_die("peer_pcre2: out of memory");
+    if (!p->md) die("peer_pcre2: out of memory");
     return p;
 }
 
@@ -686,7 +678,7 @@ peer_pcre2 *peer_pcre2_new(const char *peerdata_path, const char *program)
     shared *sh = xcalloc(1, sizeof *sh);
     if (strcmp(program, "ai_robots") == 0) sh->program = PROG_AI_ROBOTS;
     else if (strcmp(program, "default") == 0) sh->program = PROG_DEFAULT;
-    else bh_die("peer_pcre2: unknown program '%s' (ai_robots or default)", program);
+    else die("peer_pcre2: unknown program '%s' (ai_robots or default)", program);
     sh->max_pairs = 1;
     load(sh, peerdata_path);
     return with_match_data(sh, 1);

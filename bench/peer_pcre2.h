@@ -22,7 +22,7 @@
 typedef struct peer_pcre2 peer_pcre2;
 
 /* Reads the peer-data file and compiles `program` ("ai_robots" or
- * "default"). Exits via bh_die on any error (unreadable file, unknown
+ * "default"). Exits via die on any error (unreadable file, unknown
  * program, a regex PCRE2 refuses). */
 peer_pcre2 *peer_pcre2_new(const char *peerdata_path, const char *program);
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "util.h"
@@ -28,6 +29,13 @@ void *xmalloc(size_t n)
     return p;
 }
 
+void *xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) die("out of memory (%zu x %zu bytes)", count, size);
+    return p;
+}
+
 void *xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
@@ -39,6 +47,8 @@ char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) die("%s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) die("%s: not a regular file", path);
     size_t cap = 1 << 16, n = 0;
     char *buf = xmalloc(cap);
     for (;;) {

@@ -1,7 +1,8 @@
 /*
- * util.h: helpers shared by the benchmark programs (classify-bench and
- * classify-redos-bench). A benchmark may stop on the first error: these
- * print it, prefixed with the program's name, and exit 1.
+ * util.h: helpers shared by the benchmark programs (classify-bench, its
+ * Lua hosts, classify-scale and classify-redos-bench). A benchmark may
+ * stop on the first error: these print it, prefixed with the program's
+ * name, and exit 1.
  */
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
@@ -18,8 +19,10 @@ void die(const char *fmt, ...)
 #endif
     ;
 void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size); /* zeroed */
 void *xrealloc(void *p, size_t n);
-/* The whole file, NUL-terminated (len excludes the NUL). */
+/* The whole file, NUL-terminated (len excludes the NUL); dies unless it
+ * is a regular file. */
 char *read_file(const char *path, size_t *len);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t now_ns(void);

@@ -32,8 +32,10 @@
 
 #ifdef LUA_JITLIBNAME /* lualib.h of LuaJIT */
 #define PEER_NAME "luajit"
+#define PEER_EXE "classify-bench-luajit"
 #else
 #define PEER_NAME "lua5.4"
+#define PEER_EXE "classify-bench-lua54"
 #endif
 
 /* Stack slots kept for the whole run. */
@@ -77,7 +79,7 @@ static int lua_classify(void *state, const bh_request *r, bh_verdict *out)
         if (rlen + 1 > p->cap) {
             p->cap = rlen + 64;
             p->reason = realloc(p->reason, p->cap);
-            if (!p->reason) bh_die("out of memory");
+            if (!p->reason) die("out of memory");
         }
         memcpy(p->reason, s, rlen);
         p->reason[rlen] = '\0';
@@ -108,7 +110,7 @@ static void push_request(lua_State *L, const bh_request *r, char **nbuf, size_t 
         if (hd->nlen > *ncap) {
             *ncap = hd->nlen + 64;
             *nbuf = realloc(*nbuf, *ncap);
-            if (!*nbuf) bh_die("out of memory");
+            if (!*nbuf) die("out of memory");
         }
         for (size_t j = 0; j < hd->nlen; j++)
             (*nbuf)[j] = (char)tolower((unsigned char)hd->name[j]);
@@ -127,14 +129,15 @@ static void push_request(lua_State *L, const bh_request *r, char **nbuf, size_t 
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: classify-bench-%s REQUESTS.txt --script peer.lua --peerdata peerdata.txt\n"
+            "usage: %s REQUESTS.txt --script peer.lua --peerdata peerdata.txt\n"
             "           --program ai_robots|default (--verdicts FILE | --time SECONDS [--threads N])\n",
-            strcmp(PEER_NAME, "luajit") == 0 ? "luajit" : "lua54");
+            PEER_EXE);
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
+    bench_prog = PEER_EXE;
     if (argc < 2 || argv[1][0] == '-') usage();
     const char *script = NULL, *peerdata = NULL, *program = NULL;
     int first = 2;
@@ -151,26 +154,26 @@ int main(int argc, char **argv)
     }
     if (!script || !peerdata || !program) usage();
     if (strcmp(program, "ai_robots") != 0 && strcmp(program, "default") != 0)
-        bh_die("--program: want ai_robots or default, not '%s'", program);
+        die("--program: want ai_robots or default, not '%s'", program);
 
     bh_workload w;
     bh_workload_load(argv[1], &w);
 
     lua_State *L = luaL_newstate();
-    if (!L) bh_die("lua: cannot create a state");
+    if (!L) die("lua: cannot create a state");
     luaL_openlibs(L);
     /* peer = dofile(script); classify = peer.load(peerdata, program) */
     if (luaL_loadfile(L, script) != 0 || lua_pcall(L, 0, 1, 0) != 0)
-        bh_die("lua: %s", lua_tostring(L, -1));
-    if (!lua_istable(L, -1)) bh_die("lua: %s does not return a table", script);
+        die("lua: %s", lua_tostring(L, -1));
+    if (!lua_istable(L, -1)) die("lua: %s does not return a table", script);
     lua_getfield(L, -1, "load");
     if (lua_type(L, -1) != LUA_TFUNCTION)
-        bh_die("lua: %s: the table it returns has no function 'load'", script);
+        die("lua: %s: the table it returns has no function 'load'", script);
     lua_remove(L, -2);
     lua_pushstring(L, peerdata);
     lua_pushstring(L, program);
-    if (lua_pcall(L, 2, 1, 0) != 0) bh_die("lua: %s", lua_tostring(L, -1));
-    if (lua_type(L, -1) != LUA_TFUNCTION) bh_die("lua: load() did not return a function");
+    if (lua_pcall(L, 2, 1, 0) != 0) die("lua: %s", lua_tostring(L, -1));
+    if (lua_type(L, -1) != LUA_TFUNCTION) die("lua: load() did not return a function");
     /* stack: [1] classify */
 
     lua_createtable(L, (int)w.n, 0); /* [2] the requests */
@@ -181,7 +184,7 @@ int main(int argc, char **argv)
         lua_rawseti(L, SLOT_REQS, (int)i + 1);
     }
     free(nbuf);
-    if (lua_rawlen(L, SLOT_REQS) != w.n) bh_die("lua: the request array is short");
+    if (lua_rawlen(L, SLOT_REQS) != w.n) die("lua: the request array is short");
     lua_gc(L, LUA_GCCOLLECT, 0);
 
     lua_peer p = {.L = L, .w = &w};
