@@ -348,10 +348,37 @@ static int on_header_value_complete(llhttp_t *p)
     return 0;
 }
 
-/* Stop here: the body (if any) is none of our business. */
+/* The name of the first header called `lower` (ASCII case-insensitive),
+ * for error positions; NULL when absent. */
+static const char *find_header_name(const http_request *req, const char *lower, size_t n)
+{
+    for (size_t i = 0; i < req->header_count; i++) {
+        http_slice nm = req->headers[i].name;
+        if (nm.len != n)
+            continue;
+        size_t j = 0;
+        while (j < n && (nm.ptr[j] | 0x20) == lower[j])
+            j++;
+        if (j == n)
+            return nm.ptr;
+    }
+    return NULL;
+}
+
+/* Stop here: the body (if any) is none of our business. Pausing skips
+ * llhttp's own checks after this callback, so the one of them that
+ * concerns the header section is made here: RFC 9112 section 6.3, a
+ * request whose Transfer-Encoding does not end in "chunked" has a body
+ * of unknown length and must be refused (a server answers 400 and
+ * closes). llhttp sets F_CHUNKED only when chunked is the last coding. */
 static int on_headers_complete(llhttp_t *p)
 {
-    state_of(p)->headers_done = 1;
+    parse_state *st = state_of(p);
+    if ((p->flags & F_TRANSFER_ENCODING) && !(p->flags & F_CHUNKED))
+        return fail(p, find_header_name(st->req, "transfer-encoding", 17),
+                    "Transfer-Encoding whose last coding is not chunked "
+                    "(RFC 9112 section 6.3)");
+    st->headers_done = 1;
     return HPE_PAUSED;
 }
 

@@ -462,6 +462,26 @@ Test(bad, content_length_with_transfer_encoding)
               "line 4, column 1 (byte offset 60)");
 }
 
+/* Regression (issue 12, bug 2): llhttp is paused when the headers end,
+ * before its own RFC 9112 section 6.3 check ran, so these were accepted. */
+Test(bad, transfer_encoding_not_ending_in_chunked)
+{
+    PARSE_ERR("POST / HTTP/1.1\nHost: h\nTransfer-Encoding: gzip\n\n",
+              "Transfer-Encoding whose last coding is not chunked (RFC 9112 "
+              "section 6.3) at line 3, column 1 (byte offset 24)");
+    PARSE_ERR("POST / HTTP/1.1\ntransfer-encoding: identity\n\nbody",
+              "Transfer-Encoding whose last coding is not chunked (RFC 9112 "
+              "section 6.3) at line 2, column 1 (byte offset 16)");
+}
+
+Test(good, transfer_encoding_ending_in_chunked)
+{
+    http_request req;
+    PARSE_OK(&req, "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
+    assert_header(&req, 0, "Transfer-Encoding", "gzip, chunked");
+    http_request_free(&req);
+}
+
 Test(bad, invalid_content_length)
 {
     PARSE_ERR("GET / HTTP/1.1\nContent-Length: abc\n",
