@@ -234,23 +234,25 @@ static const char *display_name(const char *path)
 #define MAX_RULES_BYTES ((size_t)64 << 20)
 #define MAX_REQUEST_BYTES ((size_t)16 << 20)
 #define MAX_UA_LINE ((size_t)1 << 20)
+/* A --ua-file line over MAX_UA_LINE is skipped; one this long ends the
+ * file, which is then no list of User-Agents (/dev/zero, a disk image). */
+#define MAX_UA_SKIP ((size_t)64 << 20)
 
 /* Reads all of `f` into a new buffer (*out, *len; *out may be NULL when
  * the file is empty). Returns 0, EFBIG past `max` bytes, or an errno
- * value. */
+ * value. At most max + 1 bytes are read: the one byte past the limit is
+ * what tells a file of exactly `max` bytes from a longer one. */
 static int read_stream(FILE *f, size_t max, char **out, size_t *len)
 {
     char *buf = NULL;
     size_t cap = 0, n = 0;
 
     for (;;) {
-        if (n > max) {
-            free(buf);
-            return EFBIG;
-        }
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 8192;
-            char *nbuf = ncap > cap ? realloc(buf, ncap) : NULL;
+            if (ncap > max + 1)
+                ncap = max + 1;
+            char *nbuf = realloc(buf, ncap);
             if (nbuf == NULL) {
                 free(buf);
                 return ENOMEM;
@@ -258,16 +260,20 @@ static int read_stream(FILE *f, size_t max, char **out, size_t *len)
             buf = nbuf;
             cap = ncap;
         }
-        size_t got = fread(buf + n, 1, cap - n, f);
+        size_t want = cap - n;
+        size_t got = fread(buf + n, 1, want, f);
         n += got;
-        if (got == 0 || n < cap) {
+        if (n > max) {
+            free(buf);
+            return EFBIG;
+        }
+        if (got < want) {
             if (ferror(f)) {
                 int e = errno ? errno : EIO;
                 free(buf);
                 return e;
             }
-            if (feof(f))
-                break;
+            break; /* end of file */
         }
     }
     *out = buf;
@@ -506,34 +512,44 @@ static int run_ua_file(const runner *r, const char *path)
     }
     for (;;) {
         errno = 0;
-        /* fgets with a bound: a line longer than MAX_UA_LINE is an error,
-         * not an unbounded allocation (think /dev/zero). Embedded NULs are
-         * kept: the length comes from the newline, not from strlen. */
-        size_t n = 0;
+        /* fgets with a bound: a line longer than MAX_UA_LINE is reported
+         * and skipped, not an unbounded allocation (think /dev/zero).
+         * Embedded NULs are kept: the length comes from the newline, not
+         * from strlen. One byte more than the limit is kept, for a "\r"
+         * ending a line of exactly MAX_UA_LINE bytes. */
+        size_t n = 0, seen = 0;
         int c = EOF;
-        while (n <= MAX_UA_LINE && (c = getc(f)) != EOF) {
-            line[n++] = (char)c;
-            if (c == '\n')
+        while ((c = getc(f)) != EOF && c != '\n') {
+            if (n <= MAX_UA_LINE)
+                line[n++] = (char)c;
+            if (++seen > MAX_UA_SKIP)
                 break;
         }
-        if (n == 0 && c == EOF)
+        if (seen == 0 && c == EOF)
             break;
-        if (n > MAX_UA_LINE) {
-            fprintf(stderr, PROG ": %s: error: line %zu is longer than %zu bytes\n", name,
-                    lineno + 1, MAX_UA_LINE);
+        lineno++;
+        size_t len = n;
+        if (len > 0 && line[len - 1] == '\r' && seen == n)
+            len--;
+        if (seen > MAX_UA_SKIP) {
+            fprintf(stderr, PROG ": %s:%zu: error: line is longer than %zu MiB: "
+                    "not a list of User-Agents, the rest of the file is not read\n",
+                    name, lineno, MAX_UA_SKIP >> 20);
             status = -1;
             break;
         }
-        size_t len = n;
-        if (len > 0 && line[len - 1] == '\n')
-            len--;
-        if (len > 0 && line[len - 1] == '\r')
-            len--;
-        if (run_ua_line(r, name, ++lineno, line, len) != 0)
+        if (seen > n || len > MAX_UA_LINE) {
+            fprintf(stderr, PROG ": %s:%zu: error: line is longer than %zu bytes: skipped\n",
+                    name, lineno, MAX_UA_LINE);
             status = -1;
+        } else if (run_ua_line(r, name, lineno, line, len) != 0) {
+            status = -1;
+        }
         if (f == stdin)
             fflush(r->out);
         if (ferror(r->out)) /* main() reports it; stop reading */
+            break;
+        if (c == EOF)
             break;
     }
     if (status == 0 && !ferror(r->out) && ferror(f)) {

@@ -289,9 +289,55 @@ def check_unbounded_inputs(tap, cr, rules, req):
     tap.ok(r.rc == 1 and r.err_lines() == ["classify-run: /dev/zero: error: larger than 16 MiB"],
            "request file /dev/zero: exit 1, larger than 16 MiB", r)
     r = run([cr, rules, "--ua-file", "/dev/zero"])
+    tap.ok(r.rc == 1 and r.out == b"" and r.err_lines() ==
+           ["classify-run: /dev/zero:1: error: line is longer than 64 MiB: not a list of "
+            "User-Agents, the rest of the file is not read"],
+           "--ua-file /dev/zero: exit 1, the file is given up after 64 MiB", r)
+
+
+def check_request_file_limit(tap, cr, rules, tmp):
+    # Regression (issue 12, bug 3): files from 16 MiB + 1 to 32 MiB - 1
+    # were classified, the size not being checked again at end of file.
+    head = b"GET / HTTP/1.1\r\nUser-Agent: x\r\n\r\n"
+    for size, ok in ((16 << 20, True), ((16 << 20) + 1, False), ((24 << 20), False)):
+        path = os.path.join(tmp, "big-%d.http" % size)
+        with open(path, "wb") as f:
+            f.write(head + b"b" * (size - len(head)))
+        r = run([cr, rules, "--request", path])
+        if ok:
+            tap.ok(r.rc == 0 and r.out == b"accept\n", "request file of exactly 16 MiB: classified", r)
+        else:
+            tap.ok(r.rc == 1 and r.out == b"" and r.err_lines() ==
+                   ["classify-run: %s: error: larger than 16 MiB" % path],
+                   "request file of %d bytes: exit 1, larger than 16 MiB" % size, r)
+        os.unlink(path)
+
+
+def check_ua_file_long_lines(tap, cr, rules, tmp):
+    # Regression (issue 12, bug 4): one over-long line dropped the rest of
+    # the file, and the 1 MiB limit counted the newline.
+    limit = 1 << 20
+    path = os.path.join(tmp, "long-lines.txt")
+    lines = [b"GPTBot/1.0", b"a" * (limit + 1), b"curl/8.5.0", b"b" * limit,
+             b"c" * limit + b"\r", b"d" * (3 * limit), b"CCBot/2.0"]
+    with open(path, "wb") as f:
+        f.write(b"\n".join(lines))
+    r = run([cr, rules, "--ua-file", path, "--json"])
+    objs = json_lines(r) or []
+    got = [(o["line"], o["user_agent"], o["verdict"]) for o in objs]
+    tap.eq(got, [(1, "GPTBot/1.0", "reject"), (3, "curl/8.5.0", "accept"),
+                 (7, "CCBot/2.0", "reject")],
+           "--ua-file: the lines after a skipped one are classified")
+    # Lines of exactly 1 MiB are read whole (the limit does not count the
+    # line ending) and handed to the library, whose header value limit
+    # (64 KiB) refuses them; longer ones are skipped by classify-run.
+    refused = ("classify-run: %s:%d: error: header 1 (User-Agent) refused: the value of header "
+               "'User-Agent' is 1048576 bytes, over the limit of 65536 (CLF_LIMIT_HEADER_VALUE_BYTES)")
+    skipped = "classify-run: %s:%d: error: line is longer than 1048576 bytes: skipped"
     tap.ok(r.rc == 1 and r.err_lines() ==
-           ["classify-run: /dev/zero: error: line 1 is longer than 1048576 bytes"],
-           "--ua-file /dev/zero: exit 1, line too long", r)
+           [skipped % (path, 2), refused % (path, 4), refused % (path, 5), skipped % (path, 6)],
+           "--ua-file: over-long lines named and skipped, 1 MiB lines (LF or CRLF) read whole, "
+           "exit 1", r)
 
 
 def check_usage(tap, cr, rules, req):
@@ -430,6 +476,8 @@ def main(argv):
         check_too_many_headers(tap, cr, rules, tmp)
         check_header_value_limit(tap, cr, rules, tmp)
         check_unbounded_inputs(tap, cr, rules, req)
+        check_ua_file_long_lines(tap, cr, rules, tmp)
+        check_request_file_limit(tap, cr, rules, tmp)
         check_usage(tap, cr, rules, req)
         check_bad_rules(tap, cr, rules, req, tmp)
         check_client_ip(tap, classifyc, cr, tmp)
