@@ -18,13 +18,20 @@ void put_text(FILE *out, const char *s, size_t len)
     }
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
- * no surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+/* The UTF-8 sequence at s (n > 0 bytes): returns its length and sets
+ * *bad = 0 when it is well-formed (RFC 3629: no overlongs, no surrogates,
+ * nothing above U+10FFFF); otherwise sets *bad = 1 and returns the length
+ * of its maximal subpart (Unicode 15, section 3.9, "U+FFFD Substitution of
+ * Maximal Subparts"; the WHATWG Encoding Standard's decoder, and Python's
+ * errors="replace", do the same): a lead byte with the continuation bytes
+ * that could still begin a well-formed sequence, or 1 for a byte that
+ * cannot begin one. Each such subpart becomes one U+FFFD. */
+static size_t utf8_scan(const unsigned char *s, size_t n, int *bad)
 {
     size_t need;
     unsigned char lo = 0x80, hi = 0xbf;
 
+    *bad = 0;
     if (s[0] < 0x80)
         return 1;
     if (s[0] >= 0xc2 && s[0] <= 0xdf)
@@ -33,8 +40,12 @@ static size_t utf8_len(const unsigned char *s, size_t n)
         need = 3;
     else if (s[0] >= 0xf0 && s[0] <= 0xf4)
         need = 4;
-    else
-        return 0;
+    else {
+        *bad = 1;
+        return 1;
+    }
+    /* The second byte's range excludes overlongs (E0, F0), surrogates
+     * (ED) and code points above U+10FFFF (F4). */
     if (s[0] == 0xe0)
         lo = 0xa0;
     else if (s[0] == 0xed)
@@ -43,16 +54,19 @@ static size_t utf8_len(const unsigned char *s, size_t n)
         lo = 0x90;
     else if (s[0] == 0xf4)
         hi = 0x8f;
-    if (n < need || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t k = 2; k < need; k++)
-        if (s[k] < 0x80 || s[k] > 0xbf)
-            return 0;
+    for (size_t k = 1; k < need; k++) {
+        if (k == n || s[k] < lo || s[k] > hi) {
+            *bad = 1;
+            return k;
+        }
+        lo = 0x80;
+        hi = 0xbf;
+    }
     return need;
 }
 
-/* A JSON string. JSON text must be Unicode, so each byte that is not part
- * of well-formed UTF-8 becomes U+FFFD. */
+/* A JSON string. JSON text must be Unicode, so each maximal subpart of an
+ * ill-formed UTF-8 sequence becomes one U+FFFD. */
 void put_json_string(FILE *out, const char *s, size_t len)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -60,10 +74,11 @@ void put_json_string(FILE *out, const char *s, size_t len)
     putc('"', out);
     for (size_t i = 0; i < len;) {
         unsigned char c = u[i];
-        size_t n = utf8_len(u + i, len - i);
-        if (n == 0) {
+        int bad;
+        size_t n = utf8_scan(u + i, len - i, &bad);
+        if (bad) {
             fputs("\\ufffd", out);
-            i++;
+            i += n;
             continue;
         }
         if (c == '"' || c == '\\')

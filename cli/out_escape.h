@@ -13,7 +13,8 @@
 void put_text(FILE *out, const char *s, size_t len);
 
 /* A JSON string, quotes included: valid JSON whatever the bytes (each
- * byte that is not part of well-formed UTF-8 becomes U+FFFD). */
+ * maximal subpart of ill-formed UTF-8 becomes one U+FFFD, as decoders
+ * that follow Unicode and WHATWG do: out_escape.c). */
 void put_json_string(FILE *out, const char *s, size_t len);
 void put_json_cstr(FILE *out, const char *s);
 

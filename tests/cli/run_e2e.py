@@ -11,6 +11,7 @@ statuses 0 (all classified), 1 (bad input) and 2 (usage, rules file).
 """
 
 import json
+import random
 import os
 import re
 import subprocess
@@ -295,6 +296,35 @@ def check_unbounded_inputs(tap, cr, rules, req):
            "--ua-file /dev/zero: exit 1, the file is given up after 64 MiB", r)
 
 
+def check_json_utf8_like_python(tap, cr, rules, tmp):
+    # Regression (issue 12, bug 8): a truncated sequence such as
+    # \xf0\x9f\x98 gave one U+FFFD per byte. The rule is Unicode's
+    # "maximal subpart", which Python's errors="replace" follows: compare
+    # with it on random bytes biased toward UTF-8 lead and continuation
+    # bytes.
+    rnd = random.Random(12)
+    alphabet = [b for b in range(256) if b not in (0x0a, 0x0d)]
+    special = [0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xed,
+               0xef, 0xf0, 0xf4, 0xf5, 0xff, 0x41]
+    uas = [b"\xf0\x9f\x98", b"\xf0\x9f\x98 x", b"\xe2\x82x\xe2\x82\xac", b"\xf4\x8f\xbf"]
+    for _ in range(400):
+        n = rnd.randint(1, 12)
+        uas.append(bytes(rnd.choice(special) if rnd.random() < 0.7 else rnd.choice(alphabet)
+                         for _ in range(n)))
+    path = os.path.join(tmp, "utf8.txt")
+    with open(path, "wb") as f:
+        f.write(b"\n".join(uas) + b"\n")
+    r = run([cr, rules, "--ua-file", path, "--json"])
+    objs = json_lines(r) or []
+    got = [o["user_agent"] for o in objs]
+    want = [ua.decode("utf-8", "replace") for ua in uas]
+    bad = [(i + 1, uas[i], got[i], want[i]) for i in range(min(len(got), len(want)))
+           if got[i] != want[i]]
+    tap.ok(r.rc == 0 and len(got) == len(want) and not bad,
+           "--json: invalid UTF-8 replaced as Python's errors='replace' does (maximal "
+           "subparts), %d User-Agents" % len(uas), "%s\nfirst differences: %r" % (r, bad[:5]))
+
+
 def check_request_file_limit(tap, cr, rules, tmp):
     # Regression (issue 12, bug 3): files from 16 MiB + 1 to 32 MiB - 1
     # were classified, the size not being checked again at end of file.
@@ -478,6 +508,7 @@ def main(argv):
         check_unbounded_inputs(tap, cr, rules, req)
         check_ua_file_long_lines(tap, cr, rules, tmp)
         check_request_file_limit(tap, cr, rules, tmp)
+        check_json_utf8_like_python(tap, cr, rules, tmp)
         check_usage(tap, cr, rules, req)
         check_bad_rules(tap, cr, rules, req, tmp)
         check_client_ip(tap, classifyc, cr, tmp)
