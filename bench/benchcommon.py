@@ -10,6 +10,20 @@ class WriteError(Exception):
     """An output that could not be written: str() names the file."""
 
 
+def check_writable(path):
+    """Raises WriteError now when write_atomic(path, ...) would certainly
+    fail (the path is not a regular file, or its directory is missing or
+    not writable), so that a tool can say so before its long work rather
+    than after it."""
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise WriteError("%s: refusing to write: not a regular file" % path)
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise WriteError("%s: cannot write: no such directory: %s" % (path, d))
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise WriteError("%s: cannot write: the directory is not writable" % path)
+
+
 def write_atomic(path, text):
     """Writes `text` (UTF-8, LF) to `path` through a temporary file in the
     same directory, renamed into place once complete: readers see the old

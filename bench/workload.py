@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.dont_write_bytecode = True
 from accuracy import synthesize_headers  # noqa: E402
-from benchcommon import WriteError, write_atomic  # noqa: E402
+from benchcommon import WriteError, check_writable, write_atomic  # noqa: E402
 
 SEED = 20240601
 CRAWLER = os.path.join("crawler-user-agents", "crawler-user-agents.json")
@@ -110,6 +110,11 @@ def main():
     ap.add_argument("--corpora", default=os.environ.get("CORPORA") or
                     os.path.join(ROOT, "..", "shared", "corpora"))
     a = ap.parse_args()
+    try:
+        check_writable(a.out)
+    except WriteError as e:
+        sys.stderr.write("workload: %s\n" % e)
+        return 1
     try:
         uas = load_uas(a.corpora)
     except Missing as e:

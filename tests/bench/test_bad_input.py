@@ -48,14 +48,20 @@ def main():
             f.write("R\tGET\t/\t\nH\tUser-Agent\tcurl/8\n\n")
 
         # The Python scripts: atomic outputs, no device replaced, no traceback.
-        for script in ("workload.py", "peerdata.py"):
-            p = run([py, os.path.join(root, "bench", script), "--out", fifo])
-            check("%s --out FIFO: refused, the FIFO left alone" % script,
+        # The output is checked before the corpora are read, so these hold
+        # with and without them (issue 12, bug 9: without the corpora,
+        # workload.py failed on them instead of on --out).
+        nocorpora = ["--corpora", os.path.join(t, "no-corpora")]
+        for script, extra in (("workload.py", []), ("workload.py", nocorpora),
+                              ("peerdata.py", [])):
+            name = script + (" (no corpora)" if extra else "")
+            p = run([py, os.path.join(root, "bench", script), "--out", fifo] + extra)
+            check("%s --out FIFO: refused, the FIFO left alone" % name,
                   clean_error(p, fifo, "not a regular file") and
                   os.path.exists(fifo) and not os.path.isfile(fifo), p.stderr)
             bad = os.path.join(t, "no", "such", "dir", "x.txt")
-            p = run([py, os.path.join(root, "bench", script), "--out", bad])
-            check("%s --out in a missing directory: a message" % script,
+            p = run([py, os.path.join(root, "bench", script), "--out", bad] + extra)
+            check("%s --out in a missing directory: a message" % name,
                   clean_error(p, bad) and not os.path.exists(bad), p.stderr)
         p = run([py, os.path.join(root, "bench", "run.py"), os.path.join(t, "nobuild")])
         check("run.py on a missing build directory: a message, nothing created",

@@ -85,6 +85,16 @@ with tempfile.TemporaryDirectory() as dest:
           p.returncode == 0 and os.path.isfile(os.path.join(os.path.dirname(os.path.dirname(files.get("clf-import", dest))),
                                                             "share", "libclassify", "python", "clf_import", "main.py")))
 
+# Regression (issue 12, bug 10): the build tree's copy of clf-import
+# found no package (ModuleNotFoundError); it runs the source tree's.
+p = sh([os.path.join(build, "tools", "clf-import"), "robots-txt", "-"],
+       input=b"User-agent: BuildTreeBot\nDisallow: /\n", env=dict(os.environ, PYTHONPATH=""),
+       cwd="/")
+check("the build tree's clf-import runs", p.returncode == 0 and b'"BuildTreeBot",' in p.stdout,
+      p.stdout + p.stderr)
+check("the build tree's clf-import is not installed",
+      "clf-import.installed" not in files)
+
 print("1..%d" % len(results))
 for i, (ok, name, detail) in enumerate(results, 1):
     print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
