@@ -52,10 +52,39 @@ static int add_global(module *m, sym *s)
 
 static sym *lookup(checker *ck, const char *name)
 {
-    for (scope *s = ck->sc; s; s = s->up)
-        for (sym *y = s->syms; y; y = y->next)
-            if (strcmp(y->name, name) == 0) return y;
+    uint32_t i = strmap_get(&ck->local_index, name, (uint32_t)strlen(name));
+    if (i != STRMAP_NONE && ck->locals[i]) return ck->locals[i];
     return chk_lookup_global(ck->m, name);
+}
+
+/* Makes `s` findable by lookup() until end_scope(). Returns 0 or -1 (out
+ * of memory, reported). */
+static int add_local(checker *ck, sym *s)
+{
+    if (ck->nlocals == ck->caplocals) {
+        uint32_t cap = ck->caplocals ? ck->caplocals * 2 : 16;
+        sym **v = realloc(ck->locals, cap * sizeof *v);
+        if (!v) goto nomem;
+        ck->locals = v;
+        ck->caplocals = cap;
+    }
+    if (strmap_put(&ck->local_index, s->name, (uint32_t)strlen(s->name), ck->nlocals))
+        goto nomem;
+    ck->locals[ck->nlocals++] = s;
+    return 0;
+nomem:
+    src_error(ck->c->src, UINT32_MAX, 0, "out of memory");
+    return -1;
+}
+
+/* The locals of `sc` go out of scope: a later sibling scope may declare
+ * their names again. */
+static void end_scope(checker *ck, const scope *sc)
+{
+    for (const sym *y = sc->syms; y; y = y->next) {
+        uint32_t i = strmap_get(&ck->local_index, y->name, (uint32_t)strlen(y->name));
+        if (i != STRMAP_NONE) ck->locals[i] = NULL;
+    }
 }
 
 /* Records that the function being checked calls `callee` at `site`. */
@@ -100,7 +129,7 @@ static sym *declare_local(checker *ck, sym_kind kind, ast *decl, const char *nam
         return NULL;
     }
     sym *s = new_sym(ck, kind, name, decl);
-    if (!s) return NULL;
+    if (!s || add_local(ck, s)) return NULL;
     s->next = ck->sc->syms;
     ck->sc->syms = s;
     return s;
@@ -747,6 +776,7 @@ static int check_block(checker *ck, ast *block)
         if (check_stmt(ck, s)) ends = 1;
     }
     warn_unused(ck, &sc);
+    end_scope(ck, &sc);
     ck->sc = sc.up;
     return ends;
 }
@@ -822,6 +852,9 @@ static void check_body(checker *ck, sym *f)
     else if (!ends && is_main_filter(ck))
         src_error(ck->c->src, d->file, block_end(ck, d->b),
                   "filter '%s' can reach its end without accept or reject", d->str);
+    /* The parameters' scope ends: forget every name of this body. */
+    strmap_free(&ck->local_index);
+    ck->nlocals = 0;
     ck->sc = NULL;
     ck->fn = NULL;
 }
@@ -917,6 +950,7 @@ int chk_program(compilation *c)
                   "(the entry point is `filter main(req: Request) { ... }`; a package without "
                   "one is checked by its tests, classifyc --test)",
                   c->src->files[c->main->file].path);
+    free(ck.locals);
     if (c->ar->failed) src_error(c->src, UINT32_MAX, 0, "out of memory");
     return c->src->nerrors == before ? 0 : -1;
 }

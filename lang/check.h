@@ -10,6 +10,7 @@
 #define LANG_CHECK_H
 
 #include "compile.h"
+#include "strmap.h"
 
 typedef struct scope {
     struct scope *up;
@@ -20,6 +21,13 @@ typedef struct checker {
     compilation *c;
     module *m;
     scope *sc;
+    /* The locals and parameters in scope in the body being checked, by
+     * name: locals[i] is the sym of index i, NULL once its scope ended.
+     * A name means one thing throughout a body (no shadowing), so one map
+     * per body does, and lookups stay O(1) however many locals it has. */
+    strmap local_index;
+    sym **locals;
+    uint32_t nlocals, caplocals;
     sym *fn;        /* the fn or filter whose body is being checked */
     unsigned depth; /* expression nesting (CC_MAX_EXPR_DEPTH) */
     int too_deep;   /* reported once */

@@ -944,30 +944,29 @@ static uint32_t or_operands(ast *e, ast **ops, uint32_t n, uint32_t max)
     return n + 1;
 }
 
-/* Test merging: in `a || b || ...`, a run of neighbouring operands that
+/* Emits a chain of || (flattened once, so that a chain of n operands
+ * costs O(n) time and memory, however deep it nests on the left: the
+ * chain is never flattened again from one of its inner || nodes).
+ *
+ * Test merging: in `a || b || ...`, a run of neighbouring operands that
  * scan the same request field by literals is one question to Hyperscan,
  * so it becomes one test whose patterns are all of theirs, answered by
  * one OP_SCANF: `ua.matches(/x/) || ua.matches(/y/) || ...` over the
  * 1,493 crawler-user-agents patterns costs one bit test instead of 1,493
  * (each with its branch). Sound because a field scan has no effect and
- * cannot fail once the field was scanned. Returns 0, having emitted
- * nothing, when no two neighbours merge. */
-static int gen_jump_or(cg *g, ast *e, int when, jlist *l)
+ * cannot fail once the field was scanned. The other operands are emitted
+ * one by one, as short-circuit jumps. */
+static void gen_jump_or(cg *g, ast *e, int when, jlist *l)
 {
-    uint32_t n = or_operands(e, NULL, 0, 0), runs = 0;
+    uint32_t n = or_operands(e, NULL, 0, 0);
     ast **ops = arena_alloc(g->c->ar, n * sizeof *ops);
     if (!ops) {
         g->failed = 1;
-        return 0;
+        return;
     }
     or_operands(e, ops, 0, n);
     int m, m2;
     ast *k, *k2, *recv, *recv2;
-    for (uint32_t i = 0; i + 1 < n; i++)
-        if ((recv = field_scan(ops[i], &m, &k)) && (recv2 = field_scan(ops[i + 1], &m2, &k2)) &&
-            same_field(recv, recv2))
-            runs++;
-    if (runs == 0) return 0;
     /* Jump when true: each operand jumps on true. Jump when false: each
      * but the last skips past on true; the last jumps on false. */
     jlist skip = {0};
@@ -997,7 +996,6 @@ static int gen_jump_or(cg *g, ast *e, int when, jlist *l)
         i = j;
     }
     jl_patch_here(g, &skip);
-    return 1;
 }
 
 /* Emits code that jumps to the list when `e` evaluates to `when`, and
@@ -1010,24 +1008,20 @@ static void gen_jump(cg *g, ast *e, int when, jlist *l)
         g->at = e;
         if ((e->ival != 0) == when) jl_add(g, l, emit_bx(g, OP_JMP, 0, 0));
         return;
-    case AST_OR:
-        if (gen_jump_or(g, e, when, l)) return;
-        /* fall through */
-    case AST_AND: {
-        /* For &&, the left side being false decides the whole (a jump
-         * when `when` is false, a skip otherwise); || is the mirror. */
-        int decisive = e->kind == AST_OR;
-        if (when == decisive) {
-            gen_jump(g, e->a, when, l);
-            gen_jump(g, e->b, when, l);
+    case AST_OR: gen_jump_or(g, e, when, l); return;
+    case AST_AND:
+        /* The left side being false decides the whole: a jump when `when`
+         * is false, a skip past the right side otherwise. */
+        if (!when) {
+            gen_jump(g, e->a, 0, l);
+            gen_jump(g, e->b, 0, l);
         } else {
             jlist skip = {0};
-            gen_jump(g, e->a, decisive, &skip);
-            gen_jump(g, e->b, when, l);
+            gen_jump(g, e->a, 0, &skip);
+            gen_jump(g, e->b, 1, l);
             jl_patch_here(g, &skip);
         }
         return;
-    }
     default: {
         int r = gen_expr(g, e);
         g->at = e;
