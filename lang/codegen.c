@@ -9,16 +9,9 @@
  * one match id per test, scanned at most once per request on first use.
  * A test is then a bit lookup (OP_SCANF). A test on a computed value
  * (say ua.lower()) gets a database of its own, scanned when reached
- * (OP_SCAND). A string-set element becomes a literal expression (each
- * byte outside [A-Za-z0-9] escaped as \xHH) wrapped for the method:
- *
- *   contains        LIT
- *   starts_with     ^LIT
- *   ends_with       LIT\z
- *   equals, in      ^LIT\z
- *   contains_word   B LIT B, where B is \b next to a word character
- *                   and \B next to a non-word one: both mean "no word
- *                   character [A-Za-z0-9_] on this side"
+ * (OP_SCAND). Each string-set element, string or regex is recorded as a
+ * pattern with its method (vm/program.h, vm_pattern_kind); vm/patterns.c
+ * lowers patterns to Hyperscan expressions.
  *
  * Registers: a register has one type for the whole function, as the
  * verifier requires; temporaries are reused by type once their statement
@@ -283,8 +276,15 @@ static uint32_t subject_for(cg *g, int origin, const char *oname)
     return g->nsubjects++;
 }
 
-static void add_pattern(cg *g, uint32_t subject, uint32_t test, const char *expr,
-                        uint32_t flags, const ast *lit)
+static uint32_t hs_flags_of(const ast *re)
+{
+    return (re->flags & AST_F_CASELESS ? HS_FLAG_CASELESS : 0) |
+           (re->flags & AST_F_DOTALL ? HS_FLAG_DOTALL : 0) |
+           (re->flags & AST_F_MULTILINE ? HS_FLAG_MULTILINE : 0);
+}
+
+static void add_pattern(cg *g, uint32_t subject, uint32_t test, vm_pattern_kind kind,
+                        uint32_t flags, const char *value, uint32_t len, const ast *lit)
 {
     unsigned max = g->c->opts->max_patterns ? g->c->opts->max_patterns : UINT_MAX;
     if (g->npatterns >= max) {
@@ -297,60 +297,34 @@ static void add_pattern(cg *g, uint32_t subject, uint32_t test, const char *expr
     if (GROW(g, g->patterns, g->cappatterns, g->npatterns + 1)) return;
     if (GROW(g, g->pattern_node, g->cappnode, g->npatterns + 1)) return;
     g->pattern_node[g->npatterns] = lit;
-    g->patterns[g->npatterns++] =
-        (vm_pattern){subject, test, flags, k_str(g, expr, (uint32_t)strlen(expr))};
+    g->patterns[g->npatterns++] = (vm_pattern){subject, test, kind, flags, k_str(g, value, len)};
 }
 
-static int is_word_byte(unsigned char c)
+/* The pattern kind of a string method on a literal. */
+static vm_pattern_kind literal_kind(int method)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_';
+    switch (method) {
+    case M_STARTS_WITH: return VM_PAT_STARTS_WITH;
+    case M_ENDS_WITH: return VM_PAT_ENDS_WITH;
+    case M_EQUALS: return VM_PAT_EQUALS;
+    case M_CONTAINS_WORD: return VM_PAT_CONTAINS_WORD;
+    default: return VM_PAT_CONTAINS;
+    }
 }
 
-/* Builds the Hyperscan expression for one literal under `method`. */
-static char *literal_expr(cg *g, int method, const char *s, uint32_t n)
-{
-    char *d = arena_alloc(g->c->ar, (size_t)n * 4 + 16);
-    if (!d) {
-        g->failed = 1;
-        return NULL;
-    }
-    char *o = d;
-    if (method == M_STARTS_WITH || method == M_EQUALS) *o++ = '^';
-    if (method == M_CONTAINS_WORD) o += sprintf(o, is_word_byte((unsigned char)s[0]) ? "\\b" : "\\B");
-    for (uint32_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-            *o++ = (char)c;
-        else
-            o += sprintf(o, "\\x%02x", c);
-    }
-    if (method == M_CONTAINS_WORD)
-        o += sprintf(o, is_word_byte((unsigned char)s[n - 1]) ? "\\b" : "\\B");
-    if (method == M_ENDS_WITH || method == M_EQUALS) o += sprintf(o, "\\z");
-    *o = 0;
-    return d;
-}
-
-/* Adds the patterns of `method(lit)` to test `test` of `subject`. */
+/* Adds the patterns of `method(lit)` to test `test` of `subject`: the
+ * method and the literal as written (vm/patterns.c lowers them to
+ * Hyperscan). */
 static void add_test_patterns(cg *g, uint32_t subject, uint32_t test, int method, const ast *lit)
 {
-    const uint32_t single = HS_FLAG_SINGLEMATCH;
     if (lit->kind == AST_REGEX) {
-        uint32_t f = single | HS_FLAG_ALLOWEMPTY;
-        if (lit->flags & AST_F_CASELESS) f |= HS_FLAG_CASELESS;
-        if (lit->flags & AST_F_DOTALL) f |= HS_FLAG_DOTALL;
-        if (lit->flags & AST_F_MULTILINE) f |= HS_FLAG_MULTILINE;
-        add_pattern(g, subject, test, lit->str, f, lit);
+        add_pattern(g, subject, test, VM_PAT_REGEX, hs_flags_of(lit), lit->str, lit->slen, lit);
     } else if (lit->kind == AST_SET) {
-        uint32_t f = single | (lit->flags & AST_F_CASELESS ? HS_FLAG_CASELESS : 0);
-        for (const ast *el = lit->a; el; el = el->next) {
-            char *e = literal_expr(g, method, el->str, el->slen);
-            if (e) add_pattern(g, subject, test, e, f, el);
-        }
+        uint32_t f = lit->flags & AST_F_CASELESS ? HS_FLAG_CASELESS : 0;
+        for (const ast *el = lit->a; el; el = el->next)
+            add_pattern(g, subject, test, literal_kind(method), f, el->str, el->slen, el);
     } else { /* a single string */
-        char *e = literal_expr(g, method, lit->str, lit->slen);
-        if (e) add_pattern(g, subject, test, e, single, lit);
+        add_pattern(g, subject, test, literal_kind(method), 0, lit->str, lit->slen, lit);
     }
 }
 
@@ -428,12 +402,6 @@ static uint32_t ipset_for(cg *g, const ast *lit)
     return g->nipsets++;
 }
 
-static uint32_t hs_flags_of(const ast *re)
-{
-    return (re->flags & AST_F_CASELESS ? HS_FLAG_CASELESS : 0) |
-           (re->flags & AST_F_DOTALL ? HS_FLAG_DOTALL : 0) |
-           (re->flags & AST_F_MULTILINE ? HS_FLAG_MULTILINE : 0);
-}
 
 /* Whether a regex repeats, without bound, a group that itself repeats or
  * alternates: (a+)+, (?:x|y)*, (?:[^;]+; ?)+. On a long value such a

@@ -16,6 +16,7 @@
  */
 #include <string.h>
 
+#include "chars.h"
 #include "grammar.h"
 #include "parse.h"
 
@@ -89,13 +90,6 @@ const char *lx_kind_name(int kind)
     }
 }
 
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return c - 'A' + 10;
-}
-
 char *lx_decode_string(arena *ar, const char *tok, uint32_t len, uint32_t *outlen)
 {
     /* The decoded text is never longer than the literal. */
@@ -114,8 +108,9 @@ char *lx_decode_string(arena *ar, const char *tok, uint32_t len, uint32_t *outle
         case 't': d[o++] = '\t'; break;
         case 'r': d[o++] = '\r'; break;
         case 'x':
-            d[o++] = (char)(hexval((unsigned char)tok[i + 1]) << 4 |
-                            hexval((unsigned char)tok[i + 2]));
+            /* the lexer accepted two hex digits here */
+            d[o++] = (char)(vm_hex_value((unsigned char)tok[i + 1]) << 4 |
+                            vm_hex_value((unsigned char)tok[i + 2]));
             i += 2;
             break;
         default: d[o++] = c; break; /* \" and \\ */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bitset.h"
 #include "capture.h"
 #include "classify.h"
 #include "ctx.h"
@@ -195,8 +196,8 @@ CLF_API clf_status clf_ctx_new(const clf_program *prog, clf_ctx **out,
     c->frames = vm_calloc(al, prog->max_depth, sizeof *c->frames);
     if (prog->ncapts && vm_capture_scratch_new(prog->maxgroups, al, &c->capture) != CLF_OK)
         goto nomem;
-    c->bits = vm_calloc(al, (prog->nbits + 63) / 64 + 1, 8);
-    c->done = vm_calloc(al, (prog->nsubjects + 63) / 64 + 1, 8);
+    c->bits = vm_calloc(al, VM_BITSET_WORDS(prog->nbits) + 1, 8);
+    c->done = vm_calloc(al, VM_BITSET_WORDS(prog->nsubjects) + 1, 8);
     /* 4 bytes per pattern test, so that explaining needs no allocation. */
     c->first_match = vm_calloc(al, (size_t)prog->nbits + 1, sizeof *c->first_match);
     c->slots = vm_calloc(al, prog->nhdrs, sizeof *c->slots);

@@ -1,6 +1,8 @@
 /*
- * disasm.c: the disassembler, driven entirely by the operand kinds of
- * opcodes.def, so a new opcode needs no change here.
+ * disasm.c: the disassembler, driven entirely by opcodes.def (operand
+ * kinds, and each opcode's synopsis with the operands put in, as
+ * SQLite's EXPLAIN prints its opcodes' synopses), so a new opcode needs
+ * no change here.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,6 +33,21 @@ static size_t quote(char *d, size_t cap, const vm_const *k)
     return o;
 }
 
+/* pre + bytes + post, bytes that would garble a terminal as \xHH, cut
+ * after 120 bytes with "...". */
+static void escaped(char *d, size_t cap, const char *pre, const char *s, size_t n,
+                    const char *post)
+{
+    size_t o = (size_t)snprintf(d, cap, "%s", pre);
+    for (size_t c = 0; c < n && o + 12 < cap; c++) {
+        unsigned char ch = (unsigned char)s[c];
+        if (c == 120) { o += (size_t)snprintf(d + o, cap - o, "..."); break; }
+        if (ch < 0x20 || ch >= 0x7f) o += (size_t)snprintf(d + o, cap - o, "\\x%02x", ch);
+        else d[o++] = (char)ch;
+    }
+    snprintf(d + o, cap - o, "%s", post);
+}
+
 static void subject_text(const clf_program *p, uint32_t s, char *d, size_t cap)
 {
     const vm_subject *S = &p->subjects[s];
@@ -38,6 +55,53 @@ static void subject_text(const clf_program *p, uint32_t s, char *d, size_t cap)
         snprintf(d, cap, "header %s", p->consts[p->hdrs[S->hdr]].str);
     else
         snprintf(d, cap, "%s", subject_kinds[S->kind]);
+}
+
+/* The synopsis of `in` with its operands' values in place of R[A], K[Bx],
+ * sBx, Bx, B and C ("R[A] := R[B] + R[C]" -> "R3 := R1 + R2"). */
+static size_t synopsis(const vm_insn *in, const vm_opinfo *oi, char *d, size_t cap)
+{
+    size_t o = 0;
+    const char *s = oi->synopsis;
+    uint32_t bx = VM_BX(*in);
+    while (*s && o + 16 < cap) {
+        char prev = s == oi->synopsis ? ' ' : s[-1];
+        int word_start = !((prev >= 'A' && prev <= 'Z') || (prev >= 'a' && prev <= 'z'));
+        if ((s[0] == 'R' || s[0] == 'K') && s[1] == '[') { /* R[A], R[C+1], K[Bx] */
+            const char *e = strchr(s, ']');
+            if (e) {
+                char which = s[2];
+                uint32_t v = which == 'A' ? in->a : which == 'B' ? (s[3] == 'x' ? bx : in->b) : in->c;
+                int plus = e - s > 4 && s[3] == '+' ? atoi(s + 4) : 0;
+                if (s[0] == 'K' && oi->opnd[1] == VM_OPND_KR && v == VM_NO_REASON)
+                    o += (size_t)snprintf(d + o, cap - o, "(none)");
+                else
+                    o += (size_t)snprintf(d + o, cap - o, "%c%u", s[0], v + (uint32_t)plus);
+                s = e + 1;
+                continue;
+            }
+        }
+        if (word_start && strncmp(s, "sBx", 3) == 0) {
+            o += (size_t)snprintf(d + o, cap - o, "%d", (int32_t)bx);
+            s += 3;
+            continue;
+        }
+        if (word_start && strncmp(s, "Bx", 2) == 0) {
+            o += (size_t)snprintf(d + o, cap - o, "%u", bx);
+            s += 2;
+            continue;
+        }
+        int alone = word_start && !((s[1] >= 'A' && s[1] <= 'Z') || (s[1] >= 'a' && s[1] <= 'z') ||
+                                    s[1] == '[');
+        if (alone && (s[0] == 'B' || s[0] == 'C')) {
+            o += (size_t)snprintf(d + o, cap - o, "%u", s[0] == 'B' ? in->b : in->c);
+            s++;
+            continue;
+        }
+        d[o++] = *s++;
+    }
+    d[o] = 0;
+    return o;
 }
 
 static void insn_text(const clf_program *p, const vm_func *f, uint32_t pc, char *d, size_t cap)
@@ -114,7 +178,10 @@ static void insn_text(const clf_program *p, const vm_func *f, uint32_t pc, char 
         if (no >= sizeof note) no = sizeof note - 1;
         if (o >= cap) o = cap - 1;
     }
-    if (no) snprintf(d + o, cap - o, "%*s; %s", o < 34 ? (int)(34 - o) : 1, "", note);
+    char syn[160];
+    synopsis(in, oi, syn, sizeof syn);
+    o += (size_t)snprintf(d + o, cap - o, "%*s; %s", o < 34 ? (int)(34 - o) : 1, "", syn);
+    if (o < cap && no) snprintf(d + o, cap - o, "  [%s]", note);
 }
 
 void vm_disassemble(const clf_program *p, clf_write_fn write, vm_source_fn source, void *ud)
@@ -155,26 +222,29 @@ void vm_disassemble(const clf_program *p, clf_write_fn write, vm_source_fn sourc
         for (uint32_t i = 0; i < p->npatterns; i++) {
             const vm_pattern *q = &p->patterns[i];
             if (q->subject != s) continue;
-            /* The Hyperscan expression as written, between slashes; only
-             * bytes that would garble a terminal are escaped. */
-            char pat[200];
-            const vm_const *k = &p->consts[q->expr];
-            size_t o = 0;
-            pat[o++] = '/';
-            for (uint32_t c = 0; c < k->len && o + 8 < sizeof pat; c++) {
-                unsigned char ch = (unsigned char)k->str[c];
-                if (c == 120) { o += (size_t)snprintf(pat + o, sizeof pat - o, "..."); break; }
-                if (ch < 0x20 || ch >= 0x7f) o += (size_t)snprintf(pat + o, sizeof pat - o, "\\x%02x", ch);
-                else pat[o++] = (char)ch;
+            /* The method and its literal or regex, then the Hyperscan
+             * expression lowered from them (vm/patterns.c). */
+            const vm_const *k = &p->consts[q->value];
+            char what[80], expr[200];
+            if (q->kind == VM_PAT_REGEX) {
+                escaped(what, sizeof what, "matches(/", k->str, k->len, "/)");
+            } else {
+                char lit[64];
+                vm_const quoted = *k;
+                quote(lit, sizeof lit, &quoted);
+                snprintf(what, sizeof what, "%s(%s)", vm_pattern_kind_names[q->kind], lit);
             }
-            pat[o++] = '/';
-            pat[o] = 0;
-            n = snprintf(line, sizeof line, "  T%u %s%s%s%s%s%s\n", q->test, pat,
+            expr[0] = 0;
+            if (q->kind != VM_PAT_REGEX) { /* a regex is its own expression */
+                char *buf = vm_malloc(&p->opts.alloc, VM_PATTERN_EXPR_BYTES(k->len));
+                const char *e = buf ? vm_pattern_expr(q, k, buf) : "?";
+                escaped(expr, sizeof expr, "  /", e, strlen(e), "/");
+                vm_free(&p->opts.alloc, buf);
+            }
+            n = snprintf(line, sizeof line, "  T%u %s%s%s%s%s\n", q->test, what,
                          q->flags & HS_FLAG_CASELESS ? " caseless" : "",
                          q->flags & HS_FLAG_DOTALL ? " dotall" : "",
-                         q->flags & HS_FLAG_MULTILINE ? " multiline" : "",
-                         q->flags & HS_FLAG_SINGLEMATCH ? " singlematch" : "",
-                         q->flags & HS_FLAG_ALLOWEMPTY ? " allowempty" : "");
+                         q->flags & HS_FLAG_MULTILINE ? " multiline" : "", expr);
             write(ud, line, (size_t)n);
         }
     }

@@ -35,13 +35,6 @@ VM_INTERNAL void vm_text_quote(vm_text *t, const char *s, size_t n);
 VM_INTERNAL void vm_text_name(vm_text *t, const char *s, size_t n);
 /* A regex as written: /EXPR/FLAGS, FLAGS from the HS_FLAG_* bits. */
 VM_INTERNAL void vm_text_regex(vm_text *t, const char *expr, size_t n, uint32_t hs_flags);
-/* The string-set element a literal Hyperscan expression came from (the
- * compiler writes ^ \z \b \B around it and \xHH for most bytes;
- * lang/codegen.c, literal_expr), quoted. */
-VM_INTERNAL void vm_text_literal(vm_text *t, const char *expr, size_t n);
-/* The string method a literal expression's anchors stand for:
- * "contains", "starts_with", "ends_with", "equals" or "contains_word". */
-VM_INTERNAL const char *vm_literal_method(const char *expr, size_t n);
 /* Finishes the text (adding "..." when it was cut); returns its length. */
 VM_INTERNAL size_t vm_text_done(vm_text *t);
 

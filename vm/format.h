@@ -20,8 +20,9 @@
 
 #define VM_MAGIC "\x89" "CLF\r\n\x1a\n"
 #define VM_MAGIC_LEN 8
-#define VM_FORMAT_VERSION 3u /* 2: Hyperscan ids are pattern indices;
-                                3: calls, ip sets, captures */
+#define VM_FORMAT_VERSION 4u /* 2: Hyperscan ids are pattern indices;
+                                3: calls, ip sets, captures;
+                                4: patterns record their method */
 #define VM_HEADER_LEN 24
 #define VM_SECENTRY_LEN 24
 #define VM_TRAILER_LEN 8
@@ -38,7 +39,9 @@ enum vm_section {
     VM_SEC_POS = 5,    /* per instruction {u32 file, u32 line, u32 col} */
     VM_SEC_HDRS = 6,   /* u32 n; n x u32 string constant */
     VM_SEC_SUBJ = 7,   /* u32 n; n x {u32 kind, u32 hdr, u32 ntests, u32 0} */
-    VM_SEC_PAT = 8,    /* u32 n; n x {u32 subject, u32 test, u32 flags, u32 expr}.
+    VM_SEC_PAT = 8,    /* u32 n; n x {u32 subject, u32 test, u32 kind, u32 flags,
+                          u32 value, u32 0}: kind a vm_pattern_kind, value
+                          the literal or regex (a string constant).
                           A pattern's Hyperscan id is its index among its
                           subject's patterns, in this order. */
     VM_SEC_HSDB = 9,   /* n (= subjects) x {u64 offset, u64 size} from the

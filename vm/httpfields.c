@@ -8,17 +8,10 @@
 #include <limits.h>
 #include <string.h>
 
+#include "chars.h"
 #include "httpfields.h"
 
 static int is_ows(char c) { return c == ' ' || c == '\t'; }
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
 
 static void trim_ows(const char **s, size_t *n)
 {
@@ -60,7 +53,7 @@ static char decode_one(const char *s, size_t n, size_t *i, int plus_is_space)
 {
     char c = s[*i];
     if (c == '%' && n - *i >= 3) {
-        int h = hexval(s[*i + 1]), l = hexval(s[*i + 2]);
+        int h = vm_hex_value((unsigned char)s[*i + 1]), l = vm_hex_value((unsigned char)s[*i + 2]);
         if (h >= 0 && l >= 0) {
             *i += 3;
             return (char)(unsigned char)(h << 4 | l);

@@ -45,7 +45,7 @@ clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out, vm_outcome *out
 
     /* Each run starts from a clean slate: no subject scanned, an empty
      * workspace (so joined header values are rebuilt). */
-    memset(ctx->done, 0, ((prog->nsubjects + 63) / 64) * 8);
+    memset(ctx->done, 0, VM_BITSET_WORDS(prog->nsubjects) * 8);
     ctx->ws_used = 0;
     for (uint32_t h = 0; h < prog->nhdrs; h++) ctx->slots[h].joined = 0;
 
@@ -64,7 +64,7 @@ clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out, vm_outcome *out
 
 #ifdef VM_DISPATCH_GOTO
     static const void *const labels[VM_OP_COUNT] = {
-#define OP(name, a, b, c, doc) &&L_##name,
+#define OP(name, a, b, c, flags, synopsis, explain) &&L_##name,
 #include "opcodes.def"
 #undef OP
     };
@@ -194,7 +194,7 @@ clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out, vm_outcome *out
         R[A].s.n = 0;
         /* PCRE2 runs only where Hyperscan proved a match, so that matching
          * stays linear; its own limits bound the rest (vm/capture.h). */
-        if (bit_set(ctx, prog->subjects[Cp->subject].bit_base + Cp->test))
+        if (vm_bit_test(ctx->bits, prog->subjects[Cp->subject].bit_base + Cp->test))
             vm_capture_match(Cp->re, ctx->capture, v.s.p, v.s.n, Cp->group, &R[A].s.p, &R[A].s.n);
         NEXT();
     }
@@ -231,7 +231,7 @@ clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out, vm_outcome *out
 
     CASE(SCANF) {
         const vm_subject *S = &prog->subjects[B];
-        if (!(ctx->done[B / 64] >> (B % 64) & 1)) {
+        if (!vm_bit_test(ctx->done, B)) {
             vm_value v;
             if (S->kind == VM_SUBJ_HEADER) {
                 if ((st = header_value(ctx, S->hdr, &v))) return st;
@@ -239,15 +239,15 @@ clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out, vm_outcome *out
                 v = ctx->field[S->kind];
             }
             if ((st = scan(ctx, S, v.s.p, v.s.n))) return st;
-            ctx->done[B / 64] |= UINT64_C(1) << (B % 64);
+            vm_bit_set(ctx->done, B);
         }
-        R[A].i = bit_set(ctx, S->bit_base + C);
+        R[A].i = vm_bit_test(ctx->bits, S->bit_base + C);
         NEXT();
     }
     CASE(SCAND) {
         const vm_subject *S = &prog->subjects[B];
         if ((st = scan(ctx, S, R[C].s.p, R[C].s.n))) return st;
-        R[A].i = bit_set(ctx, S->bit_base);
+        R[A].i = vm_bit_test(ctx->bits, S->bit_base);
         NEXT();
     }
 

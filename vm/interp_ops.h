@@ -16,16 +16,12 @@
 
 #include <string.h>
 
+#include "bitset.h"
 #include "capture.h"
+#include "chars.h"
 #include "ctx.h"
 #include "httpfields.h"
 #include "ipaddr.h"
-
-static int is_word(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_';
-}
 
 /* First occurrence of needle in hay at or after `from`, or -1. */
 static long find(const char *hay, size_t hn, const char *nd, size_t nn, size_t from)
@@ -42,7 +38,7 @@ static long find(const char *hay, size_t hn, const char *nd, size_t nn, size_t f
     return -1;
 }
 
-/* Whole word: the needle occurs with no word character [A-Za-z0-9_]
+/* Whole word: the needle occurs with no word character (vm_is_word)
  * right before or right after it (the same rule the pattern compiler
  * expresses with \b and \B). An empty needle is never a word. */
 static int find_word(const char *hay, size_t hn, const char *nd, size_t nn)
@@ -51,8 +47,8 @@ static int find_word(const char *hay, size_t hn, const char *nd, size_t nn)
     for (long at = find(hay, hn, nd, nn, 0); at >= 0;
          at = find(hay, hn, nd, nn, (size_t)at + 1)) {
         size_t s = (size_t)at, e = s + nn;
-        if ((s == 0 || !is_word((unsigned char)hay[s - 1])) &&
-            (e == hn || !is_word((unsigned char)hay[e])))
+        if ((s == 0 || !vm_is_word((unsigned char)hay[s - 1])) &&
+            (e == hn || !vm_is_word((unsigned char)hay[e])))
             return 1;
     }
     return 0;
@@ -77,7 +73,7 @@ static int on_match(unsigned int id, unsigned long long from,
     /* The database came from a file: never trust an id to be in range. */
     if (id >= s->npatterns) return 0;
     uint32_t b = s->base + s->test_of[id];
-    s->bits[b / 64] |= UINT64_C(1) << (b % 64);
+    vm_bit_set(s->bits, b);
 #if VM_TRACE
     if (!s->first[b]) s->first[b] = id + 1;
 #endif
@@ -93,12 +89,7 @@ static clf_status scan(clf_ctx *ctx, const vm_subject *S, const char *p, size_t 
     };
     /* The subject's test bits start clear: a word at a time, since the
      * User-Agent of stdlib/default.clf has about 90 tests. */
-    for (uint32_t b = S->bit_base, end = S->bit_base + S->ntests; b < end;) {
-        uint32_t lo = b % 64, span = 64 - lo < end - b ? 64 - lo : end - b;
-        uint64_t mask = (span == 64 ? ~UINT64_C(0) : (UINT64_C(1) << span) - 1) << lo;
-        ctx->bits[b / 64] &= ~mask;
-        b += span;
-    }
+    vm_bit_clear_range(ctx->bits, S->bit_base, S->bit_base + S->ntests);
 #if VM_TRACE
     memset(ctx->first_match + S->bit_base, 0, S->ntests * sizeof *ctx->first_match);
 #endif
@@ -152,11 +143,6 @@ static clf_status header_value(clf_ctx *ctx, uint32_t h, vm_value *out)
         out->s.n = s->n;
     }
     return CLF_OK;
-}
-
-static int bit_set(const clf_ctx *ctx, uint32_t b)
-{
-    return (int)(ctx->bits[b / 64] >> (b % 64) & 1);
 }
 
 /* Reserves n bytes of the string workspace, or reports the limit. */

@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "chars.h"
 #include "ipaddr.h"
 
 /* The 12-byte prefix of an IPv4-mapped address (RFC 4291 2.5.5.2). */
@@ -16,14 +17,6 @@ static const uint8_t v4mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* Value of a hex digit, or -1. */
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 static int is_ows(char c) { return c == ' ' || c == '\t'; }
 
 /* Parses exactly a dotted quad s[0..n) into 4 bytes. */
@@ -70,7 +63,7 @@ static int parse_v6(const char *s, size_t n, uint8_t out[16])
     for (;;) {
         size_t start = i;
         unsigned v = 0;
-        while (i < n && hexval(s[i]) >= 0 && i - start < 4) v = v << 4 | (unsigned)hexval(s[i++]);
+        while (i < n && vm_hex_value((unsigned char)s[i]) >= 0 && i - start < 4) v = v << 4 | (unsigned)vm_hex_value((unsigned char)s[i++]);
         if (i == start) return 0; /* empty group, ":::" or a bad character */
         if (i < n && s[i] == '.') {
             /* The embedded dotted quad: the rest of the text, 32 bits. */

@@ -311,24 +311,28 @@ static clf_status read_tables(loader *ld)
     section q = ld->sec[VM_SEC_PAT];
     if ((st = need(ld, VM_SEC_PAT, 4, 0, 0))) return st;
     n = vm_rd32(q.p);
-    if ((st = need(ld, VM_SEC_PAT, 4, n, 16))) return st;
+    if ((st = need(ld, VM_SEC_PAT, 4, n, 24))) return st;
     if (n > p->opts.patterns)
         FAIL(ld, CLF_E_LIMIT, "the file holds %u patterns, over the limit of %llu "
              "(CLF_LIMIT_PATTERNS)", n, (unsigned long long)p->opts.patterns);
     p->patterns = vm_calloc(&p->opts.alloc, n, sizeof *p->patterns);
     if (!p->patterns) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->npatterns = n;
-    const uint32_t allowed = HS_FLAG_CASELESS | HS_FLAG_DOTALL | HS_FLAG_MULTILINE |
-                             HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY;
     for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *e = q.p + 4 + (size_t)i * 16;
+        const uint8_t *e = q.p + 4 + (size_t)i * 24;
         vm_pattern *P = &p->patterns[i];
         P->subject = vm_rd32(e);
         P->test = vm_rd32(e + 4);
-        P->flags = vm_rd32(e + 8);
-        P->expr = vm_rd32(e + 12);
+        P->kind = vm_rd32(e + 8);
+        P->flags = vm_rd32(e + 12);
+        P->value = vm_rd32(e + 16);
+        /* A literal is caseless or not; a regex may be dotall and
+         * multiline too. Hyperscan refuses an empty literal. */
+        uint32_t allowed = HS_FLAG_CASELESS |
+                           (P->kind == VM_PAT_REGEX ? HS_FLAG_DOTALL | HS_FLAG_MULTILINE : 0);
         if (P->subject >= p->nsubjects || P->test >= p->subjects[P->subject].ntests ||
-            (P->flags & ~allowed) || !is_str(p, P->expr))
+            P->kind >= VM_PAT_KIND_COUNT || (P->flags & ~allowed) || !is_str(p, P->value) ||
+            (P->kind != VM_PAT_REGEX && p->consts[P->value].len == 0) || vm_rd32(e + 20) != 0)
             FAIL(ld, CLF_E_FORMAT, "pattern %u is malformed", i);
         p->subjects[P->subject].npatterns++;
     }

@@ -2,8 +2,8 @@
 #include "opcodes.h"
 
 const vm_opinfo vm_opinfo_table[VM_OP_COUNT] = {
-#define OP(name, a, b, c, doc) \
-    {#name, {VM_OPND_##a, VM_OPND_##b, VM_OPND_##c}, doc},
+#define OP(name, a, b, c, flags, synopsis, explain) \
+    {#name, {VM_OPND_##a, VM_OPND_##b, VM_OPND_##c}, (flags), synopsis, explain},
 #include "opcodes.def"
 #undef OP
 };

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 typedef enum vm_opcode {
-#define OP(name, a, b, c, doc) OP_##name,
+#define OP(name, a, b, c, flags, synopsis, explain) OP_##name,
 #include "opcodes.def"
 #undef OP
     VM_OP_COUNT
@@ -56,10 +56,31 @@ typedef struct vm_insn {
 enum { VM_FIELD_METHOD = 0, VM_FIELD_PATH = 1, VM_FIELD_QUERY = 2,
        VM_FIELD_COUNT = 3 };
 
+/* Opcode flags (the FLAGS column of opcodes.def, which says what each
+ * means and who reads it). */
+enum {
+    VM_OPF_END = 1 << 0,
+    VM_OPF_GOTO = 1 << 1,
+    VM_OPF_BRANCH = 1 << 2,
+    VM_OPF_CALL = 1 << 3,
+    VM_OPF_FN = 1 << 4,
+    VM_OPF_FILTER = 1 << 5,
+    VM_OPF_NOENTRY = 1 << 6,
+    VM_OPF_CMP = 1 << 7,
+    VM_OPF_VERDICT = 1 << 8,
+    VM_OPF_IFFALSE = 1 << 9
+};
+
+/* Control leaves the instruction other than by falling through to the
+ * next one (explain tells these before they run). */
+#define VM_OPF_CONTROL (VM_OPF_END | VM_OPF_GOTO | VM_OPF_BRANCH | VM_OPF_CALL)
+
 typedef struct vm_opinfo {
     const char *name;
     uint8_t opnd[3]; /* vm_operand of A, B, C */
-    const char *doc;
+    uint16_t flags;  /* VM_OPF_* */
+    const char *synopsis; /* the register transfer (classifyc --dump) */
+    const char *explain;  /* the explain step's template ("" for none) */
 } vm_opinfo;
 
 extern const vm_opinfo vm_opinfo_table[VM_OP_COUNT];

@@ -72,7 +72,26 @@ typedef struct vm_subject {
                         (hs_deserialize_database_at), not Hyperscan's */
 } vm_subject;
 
-/* One Hyperscan expression. Its Hyperscan id is its index among the
+/* What a pattern asks of its subject, as the source said it: a string
+ * method on a literal (the pattern's value holds the literal's bytes),
+ * or a regex (the value holds its text). The rules file records this,
+ * so the explainer and the disassembler read the method instead of
+ * guessing it back from Hyperscan text; vm/patterns.c, the one owner of
+ * the lowering, derives the Hyperscan expression from it. */
+typedef enum vm_pattern_kind {
+    VM_PAT_CONTAINS = 0,
+    VM_PAT_STARTS_WITH = 1,
+    VM_PAT_ENDS_WITH = 2,
+    VM_PAT_EQUALS = 3,
+    VM_PAT_CONTAINS_WORD = 4,
+    VM_PAT_REGEX = 5,
+    VM_PAT_KIND_COUNT
+} vm_pattern_kind;
+
+/* The source-level method name of each kind ("matches" for a regex). */
+extern const char *const vm_pattern_kind_names[VM_PAT_KIND_COUNT];
+
+/* One pattern of a test. Its Hyperscan id is its index among the
  * patterns of its subject: distinct ids keep Hyperscan's compile time
  * linear in the size of a set (one shared id per set made a 50,000-
  * element set take minutes); the subject's test_of table maps the id
@@ -80,8 +99,9 @@ typedef struct vm_subject {
 typedef struct vm_pattern {
     uint32_t subject;
     uint32_t test;
-    uint32_t flags; /* HS_FLAG_* */
-    uint32_t expr;  /* string constant: the Hyperscan expression */
+    uint32_t kind;  /* vm_pattern_kind */
+    uint32_t flags; /* HS_FLAG_CASELESS; for a regex also DOTALL, MULTILINE */
+    uint32_t value; /* string constant: the literal's bytes, or the regex */
 } vm_pattern;
 
 /* An IP set: `count` sorted, disjoint, non-adjacent ranges starting at
@@ -214,10 +234,23 @@ VM_INTERNAL void vm_program_free(clf_program *prog);
 
 /* ---- patterns.c ---- */
 
+/* Bytes a literal pattern's Hyperscan expression needs, NUL included,
+ * for a literal of n bytes (each may become \xHH; anchors around). */
+#define VM_PATTERN_EXPR_BYTES(n) ((size_t)(n) * 4 + 8)
+
+/* The Hyperscan expression of pattern `q` whose value is `k`: a regex's
+ * text as written, or the literal with each byte outside [A-Za-z0-9]
+ * escaped as \xHH, wrapped for its method (patterns.c says how), written
+ * into buf (VM_PATTERN_EXPR_BYTES(k->len) bytes). Returns the expression,
+ * NUL-terminated. */
+VM_INTERNAL const char *vm_pattern_expr(const vm_pattern *q, const vm_const *k, char *buf);
+
 /* Builds the Hyperscan database of subject `s` from the program's
  * patterns (hs_compile_multi, generic x86-64 target so that the database
- * loads on any CPU Hyperscan supports). On failure returns
- * CLF_E_BACKEND, writes a message, and stores in *bad_pattern the index
+ * loads on any CPU Hyperscan supports). The compiler builds with it, and
+ * so does the loader when a stored database does not fit this Hyperscan
+ * or CPU: one lowering for both. On failure returns CLF_E_BACKEND (or
+ * CLF_E_NOMEM), writes a message, and stores in *bad_pattern the index
  * of the offending pattern in prog->patterns, or -1. */
 VM_INTERNAL clf_status vm_subject_build(const clf_program *prog, uint32_t s,
                                         hs_database_t **out, long *bad_pattern,

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bitset.h"
 #include "program.h"
 
 typedef struct verifier {
@@ -54,7 +55,6 @@ typedef struct verifier {
 
 static const char *const type_names[] = {"?", "bool", "int", "str", "ip"};
 
-static int bit(const uint64_t *s, uint32_t r) { return (int)(s[r / 64] >> (r % 64) & 1); }
 
 /* Checks one operand; `defined` is the set of registers written on every
  * path to this instruction. */
@@ -75,7 +75,7 @@ static clf_status check_operand(verifier *v, int which, vm_operand k,
             VFAIL(v, "operand %c: register %u holds %s, expected %s", names[which], val,
                   type_names[v->f->regtypes[val] <= VM_T_MAX ? v->f->regtypes[val] : 0],
                   type_names[t]);
-        if (!vm_operand_writes(k) && defined && !bit(defined, val))
+        if (!vm_operand_writes(k) && defined && !vm_bit_test(defined, val))
             VFAIL(v, "register %u is read before it is written on some path", val);
         return CLF_OK;
     }
@@ -94,7 +94,9 @@ static clf_status check_operand(verifier *v, int which, vm_operand k,
         break;
     case VM_OPND_FUNC: {
         if (val >= p->nfuncs) VFAIL(v, "function %u is out of range (%u functions)", val, p->nfuncs);
-        int want = in->op == OP_CALL ? VM_FUNC_FN : VM_FUNC_FILTER;
+        /* A call with a result (A of kind WANY: CALL) runs a fn, one
+         * without (CALLF) a filter. */
+        int want = vm_opinfo_table[in->op].opnd[0] == VM_OPND_WANY ? VM_FUNC_FN : VM_FUNC_FILTER;
         if (p->funcs[val].kind != want)
             VFAIL(v, "function %u is a %s, not a %s", val,
                   p->funcs[val].kind == VM_FUNC_FN ? "fn" : "filter",
@@ -115,7 +117,7 @@ static clf_status check_operand(verifier *v, int which, vm_operand k,
                 VFAIL(v, "argument %u (register %u) holds %s, the parameter is %s", i, val + i,
                       type_names[v->f->regtypes[val + i] <= VM_T_MAX ? v->f->regtypes[val + i] : 0],
                       type_names[g->regtypes[i] <= VM_T_MAX ? g->regtypes[i] : 0]);
-            if (defined && !bit(defined, val + i))
+            if (defined && !vm_bit_test(defined, val + i))
                 VFAIL(v, "register %u is read before it is written on some path", val + i);
         }
         break;
@@ -140,7 +142,10 @@ static clf_status check_operand(verifier *v, int which, vm_operand k,
         break;
     case VM_OPND_SUBJ:
         if (val >= p->nsubjects) VFAIL(v, "subject %u is out of range (%u subjects)", val, p->nsubjects);
-        if ((in->op == OP_SCAND) != (p->subjects[val].kind == VM_SUBJ_DYNAMIC))
+        /* A test operand C (SCANF) reads a request subject's scan; a
+         * value in C (SCAND) is scanned against a dynamic subject. */
+        if ((vm_opinfo_table[in->op].opnd[2] != VM_OPND_TEST) !=
+            (p->subjects[val].kind == VM_SUBJ_DYNAMIC))
             VFAIL(v, "subject %u is of the wrong kind for this opcode", val);
         break;
     case VM_OPND_TEST:
@@ -160,10 +165,21 @@ static clf_status check_operand(verifier *v, int which, vm_operand k,
     return CLF_OK;
 }
 
+/* An opcode's name in lower case ("pass"), for messages. */
+static const char *lower_name(const vm_opinfo *oi, char *buf, size_t cap)
+{
+    size_t i = 0;
+    for (; oi->name[i] && i + 1 < cap; i++)
+        buf[i] = (char)(oi->name[i] >= 'A' && oi->name[i] <= 'Z' ? oi->name[i] + 32 : oi->name[i]);
+    buf[i] = 0;
+    return buf;
+}
+
 static clf_status verify_func(verifier *v)
 {
     const vm_func *f = v->f;
-    size_t words = ((size_t)f->nregs + 63) / 64 + 1;
+    char name[16];
+    size_t words = VM_BITSET_WORDS(f->nregs) + 1;
     clf_status st = CLF_OK;
 
     for (uint32_t r = 0; r < f->nregs; r++)
@@ -172,19 +188,24 @@ static clf_status verify_func(verifier *v)
             VFAIL(v, "register %u has unknown type %u", r, f->regtypes[r]);
         }
     uint8_t last = f->code[f->ninsns - 1].op;
-    if (last != OP_ACCEPT && last != OP_REJECT && last != OP_RET && last != OP_PASS) {
+    if (last >= VM_OP_COUNT || !(vm_opinfo_table[last].flags & VM_OPF_END)) {
         v->pc = f->ninsns - 1;
         VFAIL(v, "the function does not end with accept, reject, ret or pass");
     }
     for (uint32_t pc = 0; pc < f->ninsns; pc++) {
         uint8_t op = f->code[pc].op;
         v->pc = pc;
-        if (op == OP_RET && f->kind != VM_FUNC_FN) VFAIL(v, "ret in a filter");
-        if (op == OP_PASS && f->kind != VM_FUNC_FILTER) VFAIL(v, "pass in a fn");
+        if (op >= VM_OP_COUNT) continue; /* reported in order below */
+        const vm_opinfo *oi = &vm_opinfo_table[op];
+        if ((oi->flags & VM_OPF_FN) && f->kind != VM_FUNC_FN)
+            VFAIL(v, "%s in a filter", lower_name(oi, name, sizeof name));
+        if ((oi->flags & VM_OPF_FILTER) && f->kind != VM_FUNC_FILTER)
+            VFAIL(v, "%s in a fn", lower_name(oi, name, sizeof name));
         /* Harmless, but the language forbids it: a fn computes, a filter decides. */
-        if ((op == OP_ACCEPT || op == OP_REJECT) && f->kind != VM_FUNC_FILTER)
+        if ((oi->flags & VM_OPF_VERDICT) && f->kind != VM_FUNC_FILTER)
             VFAIL(v, "a verdict in a fn");
-        if (op == OP_PASS && v->fi == v->p->entry) VFAIL(v, "pass in the entry filter");
+        if ((oi->flags & VM_OPF_NOENTRY) && v->fi == v->p->entry)
+            VFAIL(v, "%s in the entry filter", lower_name(oi, name, sizeof name));
     }
 
     /* Give each jump target a state slot. */
@@ -214,7 +235,7 @@ static clf_status verify_func(verifier *v)
 
     int reach = 1; /* reachable by falling through from the previous insn */
     memset(cur, 0, words * 8);
-    for (uint32_t r = 0; r < f->nparams; r++) cur[r / 64] |= UINT64_C(1) << (r % 64);
+    for (uint32_t r = 0; r < f->nparams; r++) vm_bit_set(cur, r);
     for (uint32_t pc = 0; pc < f->ninsns && !st; pc++) {
         v->pc = pc;
         const vm_insn *in = &f->code[pc];
@@ -251,7 +272,7 @@ static clf_status verify_func(verifier *v)
         for (int k = 0; k < 3 && !st; k++)
             if (vm_operand_writes((vm_operand)oi->opnd[k])) {
                 st = check_operand(v, k, (vm_operand)oi->opnd[k], vals[k], NULL);
-                if (!st) cur[vals[k] / 64] |= UINT64_C(1) << (vals[k] % 64);
+                if (!st) vm_bit_set(cur, vals[k]);
             }
         if (st) break;
         if (oi->opnd[1] == VM_OPND_JMP && reach) {
@@ -259,9 +280,7 @@ static clf_status verify_func(verifier *v)
             for (size_t w = 0; w + 1 < words; w++) ts[w] &= cur[w];
             ts[words - 1] = 1;
         }
-        if (in->op == OP_JMP || in->op == OP_ACCEPT || in->op == OP_REJECT ||
-            in->op == OP_RET || in->op == OP_PASS)
-            reach = 0;
+        if (oi->flags & (VM_OPF_END | VM_OPF_GOTO)) reach = 0;
     }
     vm_free(al, slot);
     vm_free(al, tstate);
@@ -302,12 +321,12 @@ static clf_status check_calls(verifier *v, clf_program *p)
             uint32_t fi = work[sp - 1];
             const vm_func *f = &p->funcs[fi];
             uint32_t pc = at[sp - 1];
-            while (pc < f->ninsns && f->code[pc].op != OP_CALL && f->code[pc].op != OP_CALLF) pc++;
+            while (pc < f->ninsns && !(vm_opinfo_table[f->code[pc].op].flags & VM_OPF_CALL)) pc++;
             if (pc == f->ninsns) { /* done: fold the callees' results */
                 uint64_t deepest = 0;
                 uint32_t d = 0;
                 for (uint32_t i = 0; i < f->ninsns; i++)
-                    if (f->code[i].op == OP_CALL || f->code[i].op == OP_CALLF) {
+                    if (vm_opinfo_table[f->code[i].op].flags & VM_OPF_CALL) {
                         uint32_t g = f->code[i].b;
                         if (stack[g] > deepest) deepest = stack[g];
                         if (depth[g] > d) d = depth[g];

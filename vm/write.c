@@ -107,8 +107,10 @@ clf_status vm_write(const clf_program *p, uint8_t **out, size_t *outlen,
         const vm_pattern *q = &p->patterns[i];
         vm_buf_u32(&sec[VM_SEC_PAT], q->subject);
         vm_buf_u32(&sec[VM_SEC_PAT], q->test);
+        vm_buf_u32(&sec[VM_SEC_PAT], q->kind);
         vm_buf_u32(&sec[VM_SEC_PAT], q->flags);
-        vm_buf_u32(&sec[VM_SEC_PAT], q->expr);
+        vm_buf_u32(&sec[VM_SEC_PAT], q->value);
+        vm_buf_u32(&sec[VM_SEC_PAT], 0);
     }
 
     vm_buf *ips = &sec[VM_SEC_IPSET];

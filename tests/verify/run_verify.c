@@ -308,7 +308,7 @@ static clf_status load_case(const vcase *c, char *msg, size_t msglen)
     for (uint32_t s = 0; s < c->nsubj; s++)
         for (uint32_t t = 0; t < subj[s].ntests; t++) {
             consts[n] = (vm_const){VM_K_STR, 2, texts[t], 0};
-            pats[npat++] = (vm_pattern){s, t, HS_FLAG_SINGLEMATCH, n++};
+            pats[npat++] = (vm_pattern){s, t, VM_PAT_CONTAINS, 0, n++};
         }
     vm_capt capts[8];
     for (uint32_t i = 0; i < c->ncapts; i++) {
