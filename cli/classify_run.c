@@ -227,11 +227,12 @@ static const char *display_name(const char *path)
     return is_stdin(path) ? STDIN_NAME : path;
 }
 
-/* Largest rules file and request file read (the library's default
- * CLF_LIMIT_FILE_BYTES; a request's header section is far smaller, and
- * its body is never looked at), and longest --ua-file line. Without them
- * a FIFO or /dev/zero would be read until memory runs out. */
-#define MAX_RULES_BYTES ((size_t)64 << 20)
+/* Largest rules file (the library's own limit, CLF_LIMIT_FILE_BYTES,
+ * which classify-run does not change) and request file read (a request's
+ * header section is far smaller, and its body is never looked at), and
+ * longest --ua-file line. Without them a FIFO or /dev/zero would be read
+ * until memory runs out. */
+#define MAX_RULES_BYTES ((size_t)CLF_DEFAULT_FILE_BYTES)
 #define MAX_REQUEST_BYTES ((size_t)16 << 20)
 #define MAX_UA_LINE ((size_t)1 << 20)
 /* A --ua-file line over MAX_UA_LINE is skipped; one this long ends the
@@ -423,7 +424,7 @@ static int run_request_file(const runner *r, const char *path)
         return -1;
 
     http_request req;
-    char err[256];
+    char err[CLF_ERRMSG_SIZE];
     clf_verdict v;
     int status = 0;
     if (http_request_parse(&req, data, len, err, sizeof err) != HTTP_PARSE_OK ||
@@ -471,7 +472,7 @@ static int run_ua_line(const runner *r, const char *name, size_t lineno,
     http_header h = {{ua_name, sizeof ua_name - 1}, {ua, len}};
     http_request req;
     clf_verdict v;
-    char err[256];
+    char err[CLF_ERRMSG_SIZE];
 
     memset(&req, 0, sizeof req);
     req.method.ptr = "GET";

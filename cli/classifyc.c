@@ -262,7 +262,7 @@ int main(int argc, char **argv)
     if (rc == 0 && bin) {
         /* Load what we wrote with the same loader and verifier hosts use:
          * a compiler bug must not produce a file that fails to load. */
-        clf_options lo = VM_DEFAULT_OPTIONS;
+        clf_options lo = vm_default_options;
         clf_program *prog = NULL;
         char err[256];
         if (vm_load(bin, len, &lo, &prog, err, sizeof err) != CLF_OK) {

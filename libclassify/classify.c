@@ -1,18 +1,15 @@
 /*
  * classify.c: the public API (classify.h) over the VM internals. This
- * file checks arguments and owns object lifetimes; the work happens in
- * vm/.
+ * file only checks arguments and owns object lifetimes: loading is
+ * vm/load.c, options vm/options.c, contexts and the request hand-over
+ * vm/ctx.c, running vm/interp.c and vm/explain.c.
  */
 #include <stdlib.h>
-#include <string.h>
 
-#include "bitset.h"
-#include "capture.h"
 #include "classify.h"
 #include "ctx.h"
 #include "explain.h"
 #include "format.h"
-#include "ipaddr.h"
 
 CLF_API const char *clf_strerror(int status)
 {
@@ -34,14 +31,12 @@ CLF_API int clf_version_number(void) { return CLF_VERSION_NUMBER; }
 CLF_API const char *clf_version_string(void) { return CLF_VERSION_STRING; }
 CLF_API uint32_t clf_format_version(void) { return VM_FORMAT_VERSION; }
 
-static const clf_options default_options = VM_DEFAULT_OPTIONS;
-
 CLF_API clf_status clf_options_new(clf_options **out)
 {
     if (!out) return CLF_E_INVALID;
     *out = malloc(sizeof **out);
     if (!*out) return CLF_E_NOMEM;
-    **out = default_options;
+    **out = vm_default_options;
     return CLF_OK;
 }
 
@@ -52,8 +47,6 @@ CLF_API void clf_options_free(clf_options *opts)
     free(opts);
 }
 
-static int is_list_sep(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
 CLF_API clf_status clf_options_set_trusted_proxies(clf_options *opts, const char *list,
                                                    size_t len, char *err, size_t errlen)
 {
@@ -62,50 +55,7 @@ CLF_API clf_status clf_options_set_trusted_proxies(clf_options *opts, const char
         vm_errf(err, errlen, "NULL options or list");
         return CLF_E_INVALID;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < len;) { /* count the entries */
-        while (i < len && is_list_sep(list[i])) i++;
-        if (i == len) break;
-        n++;
-        while (i < len && !is_list_sep(list[i])) i++;
-    }
-    vm_iprange *r = n ? malloc(n * sizeof *r) : NULL;
-    if (n && !r) {
-        vm_errf(err, errlen, "out of memory");
-        return CLF_E_NOMEM;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < len;) {
-        while (i < len && is_list_sep(list[i])) i++;
-        if (i == len) break;
-        size_t start = i;
-        while (i < len && !is_list_sep(list[i])) i++;
-        if (!vm_iprange_parse(list + start, i - start, &r[k])) {
-            vm_errf(err, errlen, "trusted proxy '%.*s' is not an IP address or CIDR prefix",
-                    (int)(i - start > 64 ? 64 : i - start), list + start);
-            free(r);
-            return CLF_E_INVALID;
-        }
-        k++;
-    }
-    free(opts->trusted);
-    opts->trusted = r;
-    opts->ntrusted = vm_iprange_normalize(r, k);
-    return CLF_OK;
-}
-
-uint64_t *vm_limit_field(clf_options *o, clf_limit which)
-{
-    switch (which) {
-    case CLF_LIMIT_FILE_BYTES: return &o->file_bytes;
-    case CLF_LIMIT_HEADERS: return &o->headers;
-    case CLF_LIMIT_WORKSPACE_BYTES: return &o->workspace_bytes;
-    case CLF_LIMIT_HEADER_VALUE_BYTES: return &o->header_value_bytes;
-    case CLF_LIMIT_HEADER_BYTES: return &o->header_bytes;
-    case CLF_LIMIT_PATTERNS: return &o->patterns;
-    case CLF_LIMIT_REGISTERS: return &o->registers;
-    default: return NULL;
-    }
+    return vm_options_set_trusted(opts, list ? list : "", len, err, errlen);
 }
 
 CLF_API clf_status clf_options_set_limit(clf_options *opts, clf_limit which,
@@ -113,17 +63,7 @@ CLF_API clf_status clf_options_set_limit(clf_options *opts, clf_limit which,
 {
     uint64_t *field = opts ? vm_limit_field(opts, which) : NULL;
     if (!field || value == 0) return CLF_E_INVALID;
-    /* Ceilings: what the context's arrays and the format can hold. */
-    uint64_t ceiling = UINT64_MAX;
-    switch (which) {
-    case CLF_LIMIT_HEADERS:
-    case CLF_LIMIT_HEADER_VALUE_BYTES:
-    case CLF_LIMIT_HEADER_BYTES: ceiling = UINT32_MAX; break;
-    case CLF_LIMIT_WORKSPACE_BYTES: ceiling = SIZE_MAX / 2; break;
-    case CLF_LIMIT_REGISTERS: ceiling = 65536; break;
-    default: break;
-    }
-    if (value > ceiling) return CLF_E_INVALID;
+    if (value > vm_limit_ceiling(which)) return CLF_E_INVALID;
     *field = value;
     return CLF_OK;
 }
@@ -152,7 +92,7 @@ CLF_API clf_status clf_program_load(const void *bytes, size_t len,
         vm_errf(err, errlen, "no bytes given");
         return CLF_E_INVALID;
     }
-    return vm_load(bytes ? bytes : "", len, opts ? opts : &default_options, out,
+    return vm_load(bytes ? bytes : "", len, opts ? opts : &vm_default_options, out,
                    err, errlen);
 }
 
@@ -188,84 +128,23 @@ CLF_API clf_status clf_ctx_new(const clf_program *prog, clf_ctx **out,
         return CLF_E_INVALID;
     }
     *out = NULL;
-    const vm_allocator *al = &prog->opts.alloc;
-    clf_ctx *c = vm_calloc(al, 1, sizeof *c);
-    if (!c) goto nomem_freed;
-    c->prog = prog;
-    c->regs = vm_calloc(al, prog->stack_regs, sizeof *c->regs);
-    c->frames = vm_calloc(al, prog->max_depth, sizeof *c->frames);
-    if (prog->ncapts && vm_capture_scratch_new(prog->maxgroups, al, &c->capture) != CLF_OK)
-        goto nomem;
-    c->bits = vm_calloc(al, VM_BITSET_WORDS(prog->nbits) + 1, 8);
-    c->done = vm_calloc(al, VM_BITSET_WORDS(prog->nsubjects) + 1, 8);
-    /* 4 bytes per pattern test, so that explaining needs no allocation. */
-    c->first_match = vm_calloc(al, (size_t)prog->nbits + 1, sizeof *c->first_match);
-    c->slots = vm_calloc(al, prog->nhdrs, sizeof *c->slots);
-    c->entries = vm_calloc(al, (size_t)prog->opts.headers, sizeof *c->entries);
-    c->ws_cap = (size_t)prog->opts.workspace_bytes;
-    c->ws = vm_malloc(al, c->ws_cap);
-    if (!c->regs || !c->frames || !c->bits || !c->done || !c->first_match || !c->slots ||
-        !c->entries || !c->ws)
-        goto nomem;
-    for (uint32_t i = 0; i < prog->nsubjects; i++) {
-        hs_error_t rc = hs_alloc_scratch(prog->subjects[i].db, &c->scratch);
-        if (rc != HS_SUCCESS) {
-            clf_ctx_free(c);
-            if (rc == HS_NOMEM) goto nomem_freed;
-            vm_errf(err, errlen, "cannot allocate Hyperscan scratch (error %d)", rc);
-            return CLF_E_BACKEND;
-        }
-    }
-    clf_ctx_reset(c);
-    *out = c;
-    return CLF_OK;
-nomem:
-    clf_ctx_free(c);
-nomem_freed:
-    vm_errf(err, errlen, "out of memory");
-    return CLF_E_NOMEM;
+    return vm_ctx_new(prog, out, err, errlen);
 }
 
 CLF_API void clf_ctx_free(clf_ctx *ctx)
 {
-    if (!ctx) return;
-    const vm_allocator *al = &ctx->prog->opts.alloc;
-    hs_free_scratch(ctx->scratch);
-    vm_capture_scratch_free(ctx->capture);
-    vm_free(al, ctx->frames);
-    vm_free(al, ctx->regs);
-    vm_free(al, ctx->bits);
-    vm_free(al, ctx->done);
-    vm_free(al, ctx->first_match);
-    vm_free(al, ctx->slots);
-    vm_free(al, ctx->entries);
-    vm_free(al, ctx->ws);
-    vm_free(al, ctx);
+    vm_ctx_free(ctx);
 }
 
 CLF_API void clf_ctx_reset(clf_ctx *ctx)
 {
-    if (!ctx) return;
-    for (int i = 0; i < VM_FIELD_COUNT; i++) {
-        ctx->field[i].s.p = "";
-        ctx->field[i].s.n = 0;
-    }
-    if (ctx->prog->nhdrs) memset(ctx->slots, 0, ctx->prog->nhdrs * sizeof *ctx->slots);
-    ctx->nentries = 0;
-    ctx->nheaders = 0;
-    ctx->header_bytes = 0;
-    ctx->ws_used = 0;
-    ctx->peer_valid = 0;
-    ctx->client_state = 0;
-    ctx->errmsg[0] = 0;
+    if (ctx) vm_ctx_reset(ctx);
 }
 
 CLF_API clf_status clf_ctx_set_peer(clf_ctx *ctx, const char *addr, size_t len)
 {
     if (!ctx || (!addr && len)) return CLF_E_INVALID;
-    ctx->client_state = 0;
-    ctx->peer_valid = vm_ip_parse(addr ? addr : "", len, ctx->peer);
-    return ctx->peer_valid ? CLF_OK : CLF_E_INVALID;
+    return vm_ctx_set_peer(ctx, addr ? addr : "", len);
 }
 
 static clf_status set_field(clf_ctx *ctx, int f, const char *p, size_t n)
@@ -291,77 +170,12 @@ CLF_API clf_status clf_ctx_set_query(clf_ctx *ctx, const char *p, size_t n)
     return set_field(ctx, VM_FIELD_QUERY, p, n);
 }
 
-static int name_eq(const char *a, const char *lower, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)a[i];
-        if (c >= 'A' && c <= 'Z') c += 32;
-        if (c != (unsigned char)lower[i]) return 0;
-    }
-    return 1;
-}
-
 CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
                                       size_t name_len, const char *value,
                                       size_t value_len)
 {
     if (!ctx || (!name && name_len) || (!value && value_len)) return CLF_E_INVALID;
-    const clf_program *p = ctx->prog;
-    const clf_options *lim = &p->opts;
-    if (ctx->nheaders >= lim->headers) {
-        vm_errf(ctx->errmsg, sizeof ctx->errmsg,
-                "the request has more than %llu headers (CLF_LIMIT_HEADERS)",
-                (unsigned long long)lim->headers);
-        return CLF_E_LIMIT;
-    }
-    if (value_len > lim->header_value_bytes) {
-        vm_errf(ctx->errmsg, sizeof ctx->errmsg,
-                "the value of header '%.*s' is %zu bytes, over the limit of %llu "
-                "(CLF_LIMIT_HEADER_VALUE_BYTES)", (int)(name_len > 64 ? 64 : name_len),
-                name ? name : "", value_len, (unsigned long long)lim->header_value_bytes);
-        return CLF_E_LIMIT;
-    }
-    /* header_bytes never passes the limit, so `left` cannot underflow;
-     * comparing the two lengths one at a time cannot overflow. */
-    uint64_t left = lim->header_bytes - ctx->header_bytes;
-    if (name_len > left || value_len > left - name_len) {
-        vm_errf(ctx->errmsg, sizeof ctx->errmsg,
-                "the request's headers pass %llu bytes (CLF_LIMIT_HEADER_BYTES)",
-                (unsigned long long)lim->header_bytes);
-        return CLF_E_LIMIT;
-    }
-    ctx->errmsg[0] = 0;
-    ctx->nheaders++;
-    ctx->header_bytes += name_len + value_len;
-    if (!p->nhdrs) return CLF_OK;
-    uint32_t h = UINT32_MAX;
-    if (p->hdr_index) {
-        for (uint32_t at = vm_hdr_hash(name, name_len) & p->hdr_mask; p->hdr_index[at];
-             at = (at + 1) & p->hdr_mask) {
-            uint32_t i = p->hdr_index[at] - 1;
-            const vm_const *k = &p->consts[p->hdrs[i]];
-            if (k->len == name_len && name_eq(name, k->str, name_len)) {
-                h = i;
-                break;
-            }
-        }
-    } else {
-        for (uint32_t i = 0; i < p->nhdrs && h == UINT32_MAX; i++) {
-            const vm_const *k = &p->consts[p->hdrs[i]];
-            if (k->len == name_len && name_eq(name, k->str, name_len)) h = i;
-        }
-    }
-    if (h == UINT32_MAX) return CLF_OK; /* a header the program does not inspect */
-    vm_hslot *s = &ctx->slots[h];
-    if (s->count++ == 0) {
-        s->p = value ? value : "";
-        s->n = value_len;
-    }
-    vm_hentry *e = &ctx->entries[ctx->nentries++];
-    e->slot = h;
-    e->p = value ? value : "";
-    e->n = value_len;
-    return CLF_OK;
+    return vm_ctx_add_header(ctx, name ? name : "", name_len, value ? value : "", value_len);
 }
 
 CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out)

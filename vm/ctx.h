@@ -71,6 +71,22 @@ struct clf_ctx {
     uint32_t *first_match;
 };
 
+/* ---- ctx.c: what the public calls of classify.h do, once they have
+ * checked their arguments (NULL pointers are never passed here). ---- */
+
+/* clf_ctx_new. */
+VM_INTERNAL clf_status vm_ctx_new(const clf_program *prog, clf_ctx **out, char *err,
+                                  size_t errlen);
+/* clf_ctx_free (ctx not NULL). */
+VM_INTERNAL void vm_ctx_free(clf_ctx *ctx);
+/* clf_ctx_reset. */
+VM_INTERNAL void vm_ctx_reset(clf_ctx *ctx);
+/* clf_ctx_set_peer: addr (len bytes; "" for none). */
+VM_INTERNAL clf_status vm_ctx_set_peer(clf_ctx *ctx, const char *addr, size_t len);
+/* clf_ctx_add_header: name and value are never NULL. */
+VM_INTERNAL clf_status vm_ctx_add_header(clf_ctx *ctx, const char *name, size_t name_len,
+                                         const char *value, size_t value_len);
+
 /* What a run ended in. */
 typedef enum vm_outcome { VM_DECIDED = 0, VM_PASSED = 1 } vm_outcome;
 

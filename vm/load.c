@@ -14,6 +14,7 @@
 #include "bytes.h"
 #include "capture.h"
 #include "format.h"
+#include "hdrindex.h"
 #include "program.h"
 
 void vm_errf(char *err, size_t errlen, const char *fmt, ...)
@@ -230,42 +231,6 @@ static clf_status read_funcs(loader *ld)
     return CLF_OK;
 }
 
-/* The header index (program.h, hdr_index): slots inserted in order, so
- * that a repeated name finds its first slot, as the linear scan did. A
- * rules file is input: when the table would be large (more header slots
- * than any real program inspects) or a probe long (names crafted to
- * collide, or one name in many slots), there is no index and
- * clf_ctx_add_header compares with every slot, so that loading stays
- * linear in the file. */
-#define VM_HDR_INDEX_MAX_SLOTS 4096
-#define VM_HDR_INDEX_MAX_PROBE 32
-
-static clf_status build_header_index(loader *ld)
-{
-    clf_program *p = ld->prog;
-    uint32_t n = p->nhdrs;
-    if (n == 0 || n > VM_HDR_INDEX_MAX_SLOTS) return CLF_OK;
-    uint32_t size = 8;
-    while (size < 4 * n) size *= 2;
-    uint32_t *index = vm_calloc(&p->opts.alloc, size, sizeof *index);
-    if (!index) FAIL(ld, CLF_E_NOMEM, "out of memory");
-    for (uint32_t i = 0; i < n; i++) {
-        const vm_const *k = &p->consts[p->hdrs[i]];
-        uint32_t at = vm_hdr_hash(k->str, k->len) & (size - 1), probe = 0;
-        while (index[at]) {
-            if (++probe == VM_HDR_INDEX_MAX_PROBE) {
-                vm_free(&p->opts.alloc, index);
-                return CLF_OK;
-            }
-            at = (at + 1) & (size - 1);
-        }
-        index[at] = i + 1;
-    }
-    p->hdr_index = index;
-    p->hdr_mask = size - 1;
-    return CLF_OK;
-}
-
 static clf_status read_tables(loader *ld)
 {
     clf_program *p = ld->prog;
@@ -282,7 +247,7 @@ static clf_status read_tables(loader *ld)
         if (!is_str(p, p->hdrs[i]))
             FAIL(ld, CLF_E_FORMAT, "header slot %u does not name a string", i);
     }
-    if ((st = build_header_index(ld))) return st;
+    if (vm_hdr_index_build(ld->prog)) FAIL(ld, CLF_E_NOMEM, "out of memory");
 
     section s = ld->sec[VM_SEC_SUBJ];
     if ((st = need(ld, VM_SEC_SUBJ, 4, 0, 0))) return st;

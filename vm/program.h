@@ -122,15 +122,6 @@ typedef struct vm_capt {
 /* Calls nest at most this deep (the verifier checks the call graph). */
 #define VM_MAX_CALL_DEPTH 200
 
-/* Default limits (docs/limits.md). */
-#define VM_DEFAULT_FILE_BYTES (UINT64_C(64) << 20)
-#define VM_DEFAULT_HEADERS 256
-#define VM_DEFAULT_WORKSPACE_BYTES (UINT64_C(256) << 10)
-#define VM_DEFAULT_HEADER_VALUE_BYTES (UINT64_C(64) << 10)
-#define VM_DEFAULT_HEADER_BYTES (UINT64_C(256) << 10)
-#define VM_DEFAULT_PATTERNS 1000000
-#define VM_DEFAULT_REGISTERS 65536
-
 struct clf_options {
     uint64_t file_bytes;
     uint64_t headers;
@@ -146,11 +137,9 @@ struct clf_options {
     size_t ntrusted;
 };
 
-/* The defaults, in the order of the fields above. */
-#define VM_DEFAULT_OPTIONS                                                  \
-    {VM_DEFAULT_FILE_BYTES, VM_DEFAULT_HEADERS, VM_DEFAULT_WORKSPACE_BYTES,  \
-     VM_DEFAULT_HEADER_VALUE_BYTES, VM_DEFAULT_HEADER_BYTES,                 \
-     VM_DEFAULT_PATTERNS, VM_DEFAULT_REGISTERS, {NULL, NULL, NULL}, NULL, 0}
+/* The defaults (CLF_DEFAULT_* of classify.h), for a program loaded
+ * without options and for the compiler's own checks (vm/options.c). */
+VM_INTERNAL extern const clf_options vm_default_options;
 
 struct clf_program {
     vm_const *consts;
@@ -160,13 +149,13 @@ struct clf_program {
     uint32_t entry;    /* index of `main` */
     uint32_t *hdrs;    /* string constants: lower-case header names */
     uint32_t nhdrs;
-    /* Built by the loader: an open-addressing table from vm_hdr_hash() of
-     * a header name to 1 + its slot (0: empty), hdr_mask + 1 entries (a
-     * power of two, at least 4 per slot), so that clf_ctx_add_header finds
-     * a name's slot, or that it has none, in about one probe instead of a
-     * comparison with every slot. NULL when the loader built none (no
-     * slots, or a file whose names make it costly: vm/load.c); then
-     * clf_ctx_add_header compares with every slot. */
+    /* Built by the loader (vm_hdr_index_build): an open-addressing table
+     * from a header name's hash to 1 + its slot (0: empty), hdr_mask + 1
+     * entries (a power of two, at least 4 per slot), so that
+     * clf_ctx_add_header finds a name's slot, or that it has none, in
+     * about one probe instead of a comparison with every slot. NULL when
+     * the loader built none (no slots, or a file whose names make it
+     * costly: vm/hdrindex.c); then vm_hdr_slot compares with every slot. */
     uint32_t *hdr_index;
     uint32_t hdr_mask;
     vm_subject *subjects;
@@ -195,26 +184,20 @@ struct clf_program {
                           program and its contexts */
 };
 
+/* ---- options.c ---- */
+
 /* The field of `o` that holds limit `which`, or NULL for an unknown
  * limit: the one mapping clf_options_set_limit and clf_program_limit
  * share. */
 VM_INTERNAL uint64_t *vm_limit_field(clf_options *o, clf_limit which);
-
-/* The hash of a header name for hdr_index: ASCII-case-insensitive, from
- * the length and three bytes (first, middle, last), which tell the
- * names a program inspects apart cheaply; equal names always collide,
- * and the lookup compares the whole name anyway. */
-static inline uint32_t vm_hdr_hash(const char *s, size_t n)
-{
-    uint32_t h = (uint32_t)n * UINT32_C(0x9E3779B1);
-    if (n) {
-        uint32_t a = (unsigned char)s[0] | 0x20, b = (unsigned char)s[n / 2] | 0x20,
-                 c = (unsigned char)s[n - 1] | 0x20;
-        h ^= a | b << 8 | c << 16;
-    }
-    h *= UINT32_C(0x85EBCA6B);
-    return h ^ (h >> 15);
-}
+/* The largest value limit `which` may take: what the context's arrays
+ * and the format can hold. */
+VM_INTERNAL uint64_t vm_limit_ceiling(clf_limit which);
+/* Parses a trusted-proxy list (clf_options_set_trusted_proxies) into
+ * o->trusted, replacing the old list. Returns CLF_OK, CLF_E_INVALID with a
+ * message naming the bad entry, or CLF_E_NOMEM. */
+VM_INTERNAL clf_status vm_options_set_trusted(clf_options *o, const char *list, size_t len,
+                                              char *err, size_t errlen);
 
 /* Formats a message into err/errlen (both may be 0/NULL). */
 VM_INTERNAL void vm_errf(char *err, size_t errlen, const char *fmt, ...)

@@ -95,7 +95,17 @@ CLF_API uint32_t clf_format_version(void);
 
 typedef struct clf_options clf_options;
 
-/* Limits, each with a default (see docs/limits.md). */
+/* The default of each limit below, for hosts that size their own buffers
+ * or options the same way (docs/limits.md). */
+#define CLF_DEFAULT_FILE_BYTES (UINT64_C(64) << 20)          /* 64 MiB */
+#define CLF_DEFAULT_HEADERS 256
+#define CLF_DEFAULT_WORKSPACE_BYTES (UINT64_C(256) << 10)    /* 256 KiB */
+#define CLF_DEFAULT_HEADER_VALUE_BYTES (UINT64_C(64) << 10)  /* 64 KiB */
+#define CLF_DEFAULT_HEADER_BYTES (UINT64_C(256) << 10)       /* 256 KiB */
+#define CLF_DEFAULT_PATTERNS 1000000
+#define CLF_DEFAULT_REGISTERS 65536 /* also the ceiling */
+
+/* Limits, each with a default (CLF_DEFAULT_*, docs/limits.md). */
 typedef enum clf_limit {
     /* Largest rules file clf_program_load() accepts, in bytes.
      * Default 64 MiB. */
