@@ -843,8 +843,9 @@ static void check_body(checker *ck, sym *f)
         if (p->type != T_REQUEST) nparams++;
     }
     /* Operand A of OP_CALL counts them in 8 bits (vm_func.nparams). */
-    if (nparams > 255)
-        src_error(ck->c->src, d->file, d->off, "'%s' has more than 255 parameters", d->str);
+    if (nparams > CC_MAX_PARAMS)
+        src_error(ck->c->src, d->file, d->off, "'%s' has more than %d parameters", d->str,
+                  CC_MAX_PARAMS);
     int ends = check_block(ck, d->b);
     if (!ends && d->kind == AST_FN)
         src_error(ck->c->src, d->file, block_end(ck, d->b),

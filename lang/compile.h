@@ -29,6 +29,10 @@
 /* Operators nested inside one expression, e.g. a chain a || b || ... (not
  * an option: it only guards the compiler's recursion). */
 #define CC_MAX_EXPR_DEPTH 10000
+/* Parameters of a fn (besides a Request): one byte of the format counts
+ * them (vm_func.nparams). The checker refuses more; the code generator
+ * relies on it. */
+#define CC_MAX_PARAMS 255
 
 typedef struct cc_options {
     const char *const *include_dirs; /* -I, searched first, in order */

@@ -25,6 +25,15 @@ vm_type vm_operand_regtype(vm_operand k)
     }
 }
 
+vm_opcode vm_op_move(vm_type t)
+{
+    for (int op = 0; op < VM_OP_COUNT; op++)
+        if ((vm_opinfo_table[op].flags & VM_OPF_MOVE) &&
+            vm_operand_regtype((vm_operand)vm_opinfo_table[op].opnd[0]) == t)
+            return (vm_opcode)op;
+    return VM_OP_COUNT; /* no such type: the verifier would refuse it */
+}
+
 int vm_operand_writes(vm_operand k)
 {
     return k == VM_OPND_WB || k == VM_OPND_WI || k == VM_OPND_WS || k == VM_OPND_WP ||

@@ -68,7 +68,8 @@ enum {
     VM_OPF_NOENTRY = 1 << 6,
     VM_OPF_CMP = 1 << 7,
     VM_OPF_VERDICT = 1 << 8,
-    VM_OPF_IFFALSE = 1 << 9
+    VM_OPF_IFFALSE = 1 << 9,
+    VM_OPF_MOVE = 1 << 10
 };
 
 /* Control leaves the instruction other than by falling through to the
@@ -91,5 +92,7 @@ int vm_operand_is_wide(vm_operand k);
 vm_type vm_operand_regtype(vm_operand k);
 /* True for register operands that are written. */
 int vm_operand_writes(vm_operand k);
+/* The MOVE opcode for registers of type t (from the table). */
+vm_opcode vm_op_move(vm_type t);
 
 #endif
