@@ -11,9 +11,10 @@
 #include <sys/stat.h>
 
 #include "atomic_write.h"
+#include "classify.h"
 #include "compile.h"
-#include "program.h"
-#include "test_runner.h"
+#include "dump.h"
+#include "test_run.h"
 
 #ifndef CLF_STDLIB_DIR
 #define CLF_STDLIB_DIR "/usr/local/share/libclassify/stdlib"
@@ -63,36 +64,6 @@ static const char usage[] =
     "\n"
     "exit status: 0 success, 1 errors in the source or a failed test,\n"
     "2 usage or I/O error\n";
-
-typedef struct dump_ctx {
-    const src_set *src;
-} dump_ctx;
-
-static void write_stdout(void *ud, const char *text, size_t len)
-{
-    (void)ud;
-    fwrite(text, 1, len, stdout);
-}
-
-/* Prints source line `line` of `file` as a comment above its code. */
-static void print_source(void *ud, const char *file, uint32_t line)
-{
-    const dump_ctx *d = ud;
-    for (uint32_t i = 0; i < d->src->nfiles; i++) {
-        const src_file *f = &d->src->files[i];
-        if (strcmp(f->path, file) != 0) continue;
-        uint32_t l = 1;
-        size_t s = 0;
-        while (s < f->len && l < line) {
-            if (f->text[s++] == '\n') l++;
-        }
-        size_t e = s;
-        while (e < f->len && f->text[e] != '\n') e++;
-        while (s < e && (f->text[s] == ' ' || f->text[s] == '\t')) s++;
-        printf("       ; %s:%u: %.*s\n", file, line, (int)(e - s), f->text + s);
-        return;
-    }
-}
 
 /* True when `path` names the same file as one of the compilation's
  * sources (so -o would destroy the input). */
@@ -253,27 +224,19 @@ int main(int argc, char **argv)
             fprintf(stderr, "classifyc: %s has no test blocks\n", input);
             rc = 1;
         } else {
-            rc = tr_run(&src, &tests, bin, len, stdout);
+            rc = cc_run_tests(&src, &tests, bin, len, stdout);
         }
         free(bin);
         bin = NULL;
     }
     cg_tests_free(&tests);
     if (rc == 0 && bin) {
-        /* Load what we wrote with the same loader and verifier hosts use:
-         * a compiler bug must not produce a file that fails to load. */
-        clf_options lo = vm_default_options;
-        clf_program *prog = NULL;
-        char err[256];
-        if (vm_load(bin, len, &lo, &prog, err, sizeof err) != CLF_OK) {
+        /* Load what we wrote with the loader and verifier hosts use: a
+         * compiler bug must not produce a file that fails to load. */
+        char err[CLF_ERRMSG_SIZE];
+        if (cc_load_back(bin, len, &src, dump ? stdout : NULL, err, sizeof err) != 0) {
             fprintf(stderr, "classifyc: internal error: the compiled program does not load: %s\n", err);
             rc = 2;
-        } else {
-            if (dump) {
-                dump_ctx d = {&src};
-                vm_disassemble(prog, write_stdout, print_source, &d);
-            }
-            vm_program_free(prog);
         }
         int write_file = rc == 0 && !check && (!dump || output);
         if (write_file) {

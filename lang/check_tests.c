@@ -1,6 +1,6 @@
 /*
  * check_tests.c: checks `test` blocks: directives, expectations, and the
- * filters they name (run later by classifyc --test, cli/test_runner.c).
+ * filters they name (run later by classifyc --test, lang/test_run.c).
  */
 #include <string.h>
 

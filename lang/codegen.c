@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "write.h"
 
 /* The stub entry of a test-only program of a file without `main`. */
 static void gen_stub_entry(cg *g, ast *at)
@@ -146,7 +147,7 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
     if (c->src->nerrors) goto done;
     p.nconsts = g.P.nconsts;
     char err[256];
-    clf_status st = vm_write(&p, out, outlen, err, sizeof err);
+    clf_status st = cc_write(&p, out, outlen, err, sizeof err);
     if (st != CLF_OK) {
         src_error(c->src, UINT32_MAX, 0, "%s", err);
         goto done;

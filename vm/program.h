@@ -1,7 +1,7 @@
 /*
  * program.h: the in-memory form of a compiled program, shared by the code
- * generator (which fills one and hands it to vm_write), the loader (which
- * rebuilds one from a rules file) and the interpreter.
+ * generator (which fills one and hands it to cc_write, lang/write.h), the
+ * loader (which rebuilds one from a rules file) and the interpreter.
  *
  * Every index stored here is checked by the loader (bounds) and the
  * verifier (meaning) before the interpreter sees it, so the interpreter
@@ -238,13 +238,6 @@ VM_INTERNAL const char *vm_pattern_expr(const vm_pattern *q, const vm_const *k, 
 VM_INTERNAL clf_status vm_subject_build(const clf_program *prog, uint32_t s,
                                         hs_database_t **out, long *bad_pattern,
                                         char *err, size_t errlen);
-
-/* ---- write.c ---- */
-
-/* Serializes `prog` (whose subjects' databases are built) into a new
- * malloc'd buffer. Returns CLF_OK, CLF_E_NOMEM or CLF_E_BACKEND. */
-VM_INTERNAL clf_status vm_write(const clf_program *prog, uint8_t **out,
-                                size_t *outlen, char *err, size_t errlen);
 
 /* ---- verify.c ---- */
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "asm.h"
+#include "write.h"
 
 uint8_t *asm_bytes(const asm_spec *s, size_t *len)
 {
@@ -34,6 +35,6 @@ uint8_t *asm_bytes(const asm_spec *s, size_t *len)
     p.nhdrs = s->header ? 1 : 0;
     uint8_t *out = NULL;
     char err[256];
-    cr_assert_eq(vm_write(&p, &out, len, err, sizeof err), CLF_OK, "%s", err);
+    cr_assert_eq(cc_write(&p, &out, len, err, sizeof err), CLF_OK, "%s", err);
     return out;
 }

@@ -1,7 +1,7 @@
 /*
  * asm.h: hand-assembled programs for VM and verifier tests. A test lists
  * instructions, register types and string constants; asm_bytes() turns
- * them into a rules file through the real writer (vm_write), so the bytes
+ * them into a rules file through the real writer (cc_write), so the bytes
  * are exactly what the loader sees from classifyc.
  */
 #ifndef TESTS_ASM_H

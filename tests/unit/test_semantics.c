@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "write.h"
 #include "program.h" /* the header index tests look at the loaded program */
 
 static int rejects(const char *cond, const char *ua)
@@ -170,7 +171,7 @@ Test(semantics, one_header_in_many_slots_loads_and_finds_the_first)
     uint8_t *bytes;
     size_t len;
     char err[CLF_ERRMSG_SIZE];
-    cr_assert_eq(vm_write(p, &bytes, &len, err, sizeof err), CLF_OK, "%s", err);
+    cr_assert_eq(cc_write(p, &bytes, &len, err, sizeof err), CLF_OK, "%s", err);
     p->hdrs = one;
     p->nhdrs = 1;
     free(many);

@@ -37,7 +37,7 @@
  * Constants after the `strs`: the header names, the function names, one
  * integer constant, the patterns "tN", the capture regexes.
  *
- * The program is serialized by the real writer (vm_write) and loaded by
+ * The program is serialized by the real writer (cc_write) and loaded by
  * clf_program_load, so the check is exactly what a host would see.
  *
  * usage: run_verify CASE.vasm...
@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "program.h"
+#include "write.h"
 
 #define MAXI 256   /* instructions per function */
 #define MAXR 256   /* registers per function */
@@ -338,7 +339,7 @@ static clf_status load_case(const vcase *c, char *msg, size_t msglen)
     uint8_t *bytes;
     size_t len;
     char err[256];
-    clf_status st = vm_write(&p, &bytes, &len, err, sizeof err);
+    clf_status st = cc_write(&p, &bytes, &len, err, sizeof err);
     for (uint32_t s = 0; s < c->nsubj; s++) hs_free_database(subj[s].db);
     if (st != CLF_OK) {
         snprintf(msg, msglen, "(writer failed: %s)", err);

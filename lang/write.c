@@ -1,8 +1,8 @@
 /*
  * write.c: serializes a compiled program into the rules-file format of
- * format.h. Used by the compiler only; the output is checked by the very
- * loader that hosts use (classifyc loads what it wrote before renaming it
- * into place).
+ * vm/format.h, the compiler's last stage (write.h). Not part of the
+ * runtime library: vm/load.c reads what this writes, and classifyc loads
+ * what it wrote with that very loader before renaming it into place.
  */
 #include <stdio.h>
 #include <xxhash.h>
@@ -10,6 +10,7 @@
 #include "bytes.h"
 #include "format.h"
 #include "program.h"
+#include "write.h"
 
 static void put_section(vm_buf *out, uint32_t id, const vm_buf *sec,
                         size_t table_at)
@@ -77,7 +78,7 @@ static void enc_funcs(vm_buf *fn, vm_buf *code, vm_buf *types, vm_buf *pos,
     }
 }
 
-clf_status vm_write(const clf_program *p, uint8_t **out, size_t *outlen,
+clf_status cc_write(const clf_program *p, uint8_t **out, size_t *outlen,
                     char *err, size_t errlen)
 {
     vm_buf sec[VM_SEC_COUNT + 1];

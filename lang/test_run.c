@@ -1,5 +1,5 @@
 /*
- * test_runner.c: runs the `test` blocks of a .clf file (classifyc --test).
+ * test_run.c: runs the `test` blocks of a .clf file (classifyc --test).
  *
  * Each test builds one request from its directives (method, target,
  * header, peer, trust) and runs each `expect`ed filter on it with the
@@ -12,7 +12,7 @@
 
 #include "classify.h"
 #include "ctx.h"
-#include "test_runner.h"
+#include "test_run.h"
 
 /* The value of a test's first directive named `name`, or NULL. */
 static const ast *directive(const ast *test, const char *name)
@@ -128,7 +128,7 @@ done:
     return result;
 }
 
-int tr_run(const src_set *src, const cg_tests *tests, const uint8_t *bin, size_t len, FILE *out)
+int cc_run_tests(const src_set *src, const cg_tests *tests, const uint8_t *bin, size_t len, FILE *out)
 {
     unsigned passed = 0, failed = 0, errors = 0;
     for (uint32_t i = 0; i < tests->ntests; i++) {
