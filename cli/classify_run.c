@@ -11,6 +11,7 @@
 #include "explain_out.h"
 #include "http_request.h"
 #include "out_escape.h"
+#include "readfile.h"
 #include "usage_error.h"
 
 #include <classify.h>
@@ -239,73 +240,26 @@ static const char *display_name(const char *path)
  * file, which is then no list of User-Agents (/dev/zero, a disk image). */
 #define MAX_UA_SKIP ((size_t)64 << 20)
 
-/* Reads all of `f` into a new buffer (*out, *len; *out may be NULL when
- * the file is empty). Returns 0, EFBIG past `max` bytes, or an errno
- * value. At most max + 1 bytes are read: the one byte past the limit is
- * what tells a file of exactly `max` bytes from a longer one. */
-static int read_stream(FILE *f, size_t max, char **out, size_t *len)
-{
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-
-    for (;;) {
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 8192;
-            if (ncap > max + 1)
-                ncap = max + 1;
-            char *nbuf = realloc(buf, ncap);
-            if (nbuf == NULL) {
-                free(buf);
-                return ENOMEM;
-            }
-            buf = nbuf;
-            cap = ncap;
-        }
-        size_t want = cap - n;
-        size_t got = fread(buf + n, 1, want, f);
-        n += got;
-        if (n > max) {
-            free(buf);
-            return EFBIG;
-        }
-        if (got < want) {
-            if (ferror(f)) {
-                int e = errno ? errno : EIO;
-                free(buf);
-                return e;
-            }
-            break; /* end of file */
-        }
-    }
-    *out = buf;
-    *len = n;
-    return 0;
-}
-
 /* Reads the whole file at `path` ("-": standard input). On failure prints
  * "classify-run: FILE: error: ..." and returns -1. */
 static int read_file(const char *path, size_t max, char **out, size_t *len)
 {
-    FILE *f = is_stdin(path) ? stdin : fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, PROG ": %s: error: cannot open: %s\n", path,
-                strerror(errno));
+    int e;
+    switch (cm_read_file(path, max, CM_READ_STDIN, out, len, &e, NULL)) {
+    case CM_READ_OK: return 0;
+    case CM_READ_OPEN:
+        fprintf(stderr, PROG ": %s: error: cannot open: %s\n", path, strerror(e));
+        return -1;
+    case CM_READ_TOO_BIG:
+        fprintf(stderr, PROG ": %s: error: larger than %zu MiB\n", display_name(path), max >> 20);
+        return -1;
+    case CM_READ_NOMEM:
+        fprintf(stderr, PROG ": %s: error: cannot read: %s\n", display_name(path), strerror(ENOMEM));
+        return -1;
+    default:
+        fprintf(stderr, PROG ": %s: error: cannot read: %s\n", display_name(path), strerror(e));
         return -1;
     }
-    errno = 0;
-    int e = read_stream(f, max, out, len);
-    if (f != stdin)
-        fclose(f);
-    if (e != 0) {
-        if (e == EFBIG)
-            fprintf(stderr, PROG ": %s: error: larger than %zu MiB\n", display_name(path),
-                    max >> 20);
-        else
-            fprintf(stderr, PROG ": %s: error: cannot read: %s\n",
-                    display_name(path), strerror(e));
-        return -1;
-    }
-    return 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -8,10 +8,10 @@
 #include "explain_out.h"
 
 #include "out_escape.h"
+#include "readfile.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* Source files larger than classifyc accepts by default are not shown;
  * nor are sources past the first MAX_SOURCES (a ruleset has a few). */
@@ -99,22 +99,14 @@ void explain_log_step(void *ud, const clf_explain_step *step)
     log->ntext += step->text_len;
 }
 
-/* Reads a regular file whole (a FIFO would block), or returns NULL. */
+/* Reads a regular file whole (a FIFO would block), or returns NULL: a
+ * source that cannot be shown is left out, not an error. */
 static char *read_source(const char *path, size_t *len)
 {
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > MAX_SOURCE_BYTES)
-        return NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    char *text = malloc((size_t)st.st_size + 1);
-    size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
-    fclose(f);
-    if (text)
-        text[n] = '\0';
-    *len = n;
-    return text;
+    char *text;
+    int e;
+    return cm_read_file(path, MAX_SOURCE_BYTES, CM_READ_REGULAR, &text, len, &e, NULL) == CM_READ_OK
+               ? text : NULL;
 }
 
 /* The source file `path`, read on first use; NULL when it cannot be. */

@@ -21,52 +21,23 @@
 
 #include "compile.h"
 #include "parse.h"
+#include "readfile.h"
 
 char *mod_read_file(const char *path, uint64_t max, size_t *len, char *err, size_t errlen)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        if (n == cap) {
-            if (cap > max) break;
-            char *b = realloc(buf, cap * 2 + 1);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int rd_err = ferror(f);
-    if (f != stdin) fclose(f);
-    if (!buf) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    if (rd_err) {
-        free(buf);
-        snprintf(err, errlen, "read error");
-        return NULL;
-    }
-    if (n > max) {
-        free(buf);
+    char *text;
+    int e;
+    switch (cm_read_file(path, max, CM_READ_STDIN, &text, len, &e, NULL)) {
+    case CM_READ_OK: return text;
+    case CM_READ_OPEN: snprintf(err, errlen, "cannot open: %s", strerror(e)); break;
+    case CM_READ_TOO_BIG:
         snprintf(err, errlen, "file is larger than the source limit of %llu bytes",
                  (unsigned long long)max);
-        return NULL;
+        break;
+    case CM_READ_NOMEM: snprintf(err, errlen, "out of memory"); break;
+    default: snprintf(err, errlen, "read error"); break;
     }
-    buf[n] = 0;
-    *len = n;
-    return buf;
+    return NULL;
 }
 
 static int is_ident(const char *s, size_t n)
