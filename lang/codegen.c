@@ -27,8 +27,9 @@
  *
  * Functions: `main` is function 0; every fn and filter it calls (and, for
  * classifyc --test, every filter a test names) gets the next index when
- * first called, and is generated from a work queue, so only what is
- * reachable is emitted.
+ * first called, and is generated from a work queue; then every other
+ * filter of the main file (an entry, VM_FUNC_ENTRY, when it decides on
+ * every path) and what it calls. Nothing else is emitted.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -1271,7 +1272,9 @@ static void gen_function(cg *g, sym *f)
                   d->kind == AST_FN ? VM_FUNC_FN : VM_FUNC_FILTER,
                   (uint8_t)nparams, /* at most 255: the checker saw to it */
                   d->kind == AST_FN ? (uint8_t)vm_type_of(f->type) : 0,
-                  g->nregs, g->ninsns, g->code, g->regtypes, g->pos};
+                  g->nregs, g->ninsns, g->code, g->regtypes, g->pos, 0};
+    if (d->kind == AST_FILTER && f->mod == g->c->main)
+        fn.flags = VM_FUNC_ROOT | (f->decides ? VM_FUNC_ENTRY : 0);
     add_function(g, &fn);
 }
 
@@ -1285,7 +1288,8 @@ static void gen_stub_entry(cg *g, ast *at)
     g->nregs = g->capregs = 0;
     g->at = at;
     emit_bx(g, OP_ACCEPT, 0, VM_NO_REASON);
-    vm_func fn = {k_str(g, "(tests)", 7), VM_FUNC_FILTER, 0, 0, 0, g->ninsns, g->code, NULL, g->pos};
+    vm_func fn = {k_str(g, "(tests)", 7), VM_FUNC_FILTER, 0, 0, 0, g->ninsns, g->code, NULL, g->pos,
+                  VM_FUNC_ENTRY};
     add_function(g, &fn);
 }
 
@@ -1380,7 +1384,15 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
         g.func_base = 1;
     }
     if (tests && collect_tests(&g, tests)) g.failed = 1;
-    for (uint32_t q = 0; q < g.nqueue && !g.failed; q++) gen_function(&g, g.queue[q]);
+    uint32_t q = 0;
+    for (; q < g.nqueue && !g.failed; q++) gen_function(&g, g.queue[q]);
+    /* Then every other filter of the main file, in declaration order:
+     * those that decide on every path are entries (clf_eval_filter). After
+     * main's closure, so that main's function indices do not depend on
+     * them. */
+    for (uint32_t i = 0; i < c->main->nglobals; i++)
+        if (c->main->global_vec[i]->kind == SYM_FILTER) func_index(&g, c->main->global_vec[i]);
+    for (; q < g.nqueue && !g.failed; q++) gen_function(&g, g.queue[q]);
 
     clf_program p = {0};
     p.consts = g.consts;

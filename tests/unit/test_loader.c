@@ -85,7 +85,11 @@ Test(loader, bad_version)
     char err[CLF_ERRMSG_SIZE];
     vm_wr32(b + 8, VM_FORMAT_VERSION + 1);
     cr_assert_eq(load(b, len, err), CLF_E_VERSION);
-    cr_assert(strstr(err, "unsupported format version 4 (this library reads version 3)"), "%s", err);
+    cr_assert(strstr(err, "unsupported format version 5 (this library reads version 4)"), "%s", err);
+    /* A file of the previous version (no function flags) is refused too. */
+    vm_wr32(b + 8, VM_FORMAT_VERSION - 1);
+    cr_assert_eq(load(b, len, err), CLF_E_VERSION);
+    cr_assert(strstr(err, "unsupported format version 3 (this library reads version 4)"), "%s", err);
     free(b);
 }
 
