@@ -49,6 +49,9 @@ static const char usage_text[] =
     "  --trust-proxy LIST trust these proxies (addresses or CIDR prefixes,\n"
     "                     comma-separated; repeatable) to report the client in\n"
     "                     X-Forwarded-For / X-Real-IP (docs/language.md, Client IP)\n"
+    "  --filter NAME      decide with entry filter NAME of the rules instead of\n"
+    "                     main (a filter of the compiled file that accepts or\n"
+    "                     rejects on every path; classifyc --dump marks them)\n"
     "  --json             print one JSON object per request\n"
     "  --explain          after each verdict, print the steps that led to it:\n"
     "                     values read, comparisons, pattern tests (with the\n"
@@ -87,6 +90,7 @@ typedef struct options {
     size_t request_count;
     int request_given; /* --request appeared */
     const char *ua_file;
+    const char *filter;       /* --filter NAME, or NULL: main */
     int json;
     int explain;
     const char *remote_addr;  /* --remote-addr, or NULL */
@@ -144,16 +148,17 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
             o->trusted_len += n + 1;
         }
         *in_request = 0;
-    } else if (strcmp(a, "--ua-file") == 0) {
+    } else if (strcmp(a, "--ua-file") == 0 || strcmp(a, "--filter") == 0) {
+        const char **slot = a[2] == 'u' ? &o->ua_file : &o->filter;
         if (*i + 1 >= argc) {
-            cli_usage_error(PROG, "option '%s' needs a file name", a);
+            cli_usage_error(PROG, "option '%s' needs a %s name", a, a[2] == 'u' ? "file" : "filter");
             return ARGS_BAD;
         }
-        if (o->ua_file != NULL) {
+        if (*slot != NULL) {
             cli_usage_error(PROG, "option '%s' given more than once", a);
             return ARGS_BAD;
         }
-        o->ua_file = argv[++*i];
+        *slot = argv[++*i];
         *in_request = 0;
     } else {
         cli_usage_error(PROG, "unknown option '%s'", a);
@@ -300,12 +305,13 @@ typedef struct runner {
     int prefix; /* text output names the file: several request files */
     explain_log *explain; /* --explain: the steps of the current request */
     const char *remote_addr; /* --remote-addr, set on every request */
+    uint32_t filter;         /* the entry filter that decides (--filter) */
 } runner;
 
 /* Hands `req` to the context and evaluates. On failure writes a message to
  * err and returns -1. The request's bytes stay alive across clf_eval(), as
  * the context only borrows them. */
-static int classify(clf_ctx *ctx, const http_request *req, clf_verdict *v,
+static int classify(clf_ctx *ctx, uint32_t filter, const http_request *req, clf_verdict *v,
                     explain_log *explain, const char *remote_addr, char *err, size_t errlen)
 {
     clf_ctx_reset(ctx);
@@ -332,13 +338,13 @@ static int classify(clf_ctx *ctx, const http_request *req, clf_verdict *v,
     }
     if (rc == CLF_OK && explain != NULL) {
         explain_log_clear(explain);
-        rc = clf_eval_explain(ctx, v, explain_log_step, explain);
+        rc = clf_eval_filter_explain(ctx, filter, v, explain_log_step, explain);
         if (rc == CLF_OK && explain->nomem) {
             snprintf(err, errlen, "cannot explain: out of memory");
             return -1;
         }
     } else if (rc == CLF_OK) {
-        rc = clf_eval(ctx, v);
+        rc = clf_eval_filter(ctx, filter, v);
     }
     if (rc != CLF_OK) {
         snprintf(err, errlen, "cannot classify: %s%s%s", clf_strerror(rc),
@@ -382,7 +388,7 @@ static int run_request_file(const runner *r, const char *path)
     clf_verdict v;
     int status = 0;
     if (http_request_parse(&req, data, len, err, sizeof err) != HTTP_PARSE_OK ||
-        classify(r->ctx, &req, &v, r->explain, r->remote_addr, err, sizeof err) != 0) {
+        classify(r->ctx, r->filter, &req, &v, r->explain, r->remote_addr, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s: error: %s\n", display_name(path), err);
         status = -1;
     } else {
@@ -436,7 +442,7 @@ static int run_ua_line(const runner *r, const char *name, size_t lineno,
     req.query.ptr = "";
     req.headers = &h;
     req.header_count = len > 0;
-    if (classify(r->ctx, &req, &v, r->explain, r->remote_addr, err, sizeof err) != 0) {
+    if (classify(r->ctx, r->filter, &req, &v, r->explain, r->remote_addr, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s:%zu: error: %s\n", name, lineno, err);
         return -1;
     }
@@ -558,11 +564,11 @@ static int load_rules(const char *path, const options *o, clf_program **prog, cl
     return 0;
 }
 
-static int run(const options *o, clf_ctx *ctx)
+static int run(const options *o, clf_ctx *ctx, uint32_t filter)
 {
     explain_log log;
     runner r = {ctx, stdout, o->json, o->request_count > 1, o->explain ? &log : NULL,
-                o->remote_addr};
+                o->remote_addr, filter};
     int status = EXIT_CLASSIFIED;
 
     explain_log_init(&log);
@@ -617,7 +623,17 @@ int main(int argc, char **argv)
             status = EXIT_USAGE;
             break;
         }
-        status = run(&o, ctx);
+        char err[CLF_ERRMSG_SIZE];
+        uint32_t filter;
+        const char *name = o.filter != NULL ? o.filter : "main";
+        if (clf_program_find_filter(prog, name, strlen(name), &filter, err, sizeof err) != CLF_OK) {
+            fprintf(stderr, PROG ": %s: error: --filter: %s\n", display_name(o.rules), err);
+            clf_ctx_free(ctx);
+            clf_program_free(prog);
+            status = EXIT_USAGE;
+            break;
+        }
+        status = run(&o, ctx, filter);
         clf_ctx_free(ctx);
         clf_program_free(prog);
         break;

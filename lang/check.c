@@ -716,6 +716,7 @@ static int check_stmt(checker *ck, ast *s)
                 s->kind == AST_ACCEPT ? "accept" : "reject");
         return 1;
     case AST_PASS:
+        ck->passes = 1;
         if (IS_FN(ck))
             ERR(ck, s, "a function cannot pass: it returns a value");
         else if (is_main_filter(ck))
@@ -846,7 +847,9 @@ static void check_body(checker *ck, sym *f)
     if (nparams > CC_MAX_PARAMS)
         src_error(ck->c->src, d->file, d->off, "'%s' has more than %d parameters", d->str,
                   CC_MAX_PARAMS);
+    ck->passes = 0;
     int ends = check_block(ck, d->b);
+    f->decides = ends && !ck->passes;
     if (!ends && d->kind == AST_FN)
         src_error(ck->c->src, d->file, block_end(ck, d->b),
                   "function '%s' can reach its end without returning a value", d->str);

@@ -31,6 +31,7 @@ typedef struct checker {
     sym *fn;        /* the fn or filter whose body is being checked */
     unsigned depth; /* expression nesting (CC_MAX_EXPR_DEPTH) */
     int too_deep;   /* reported once */
+    int passes;     /* the body being checked has a `pass` */
 } checker;
 
 /* Checking the body of a fn (not a filter). */

@@ -2,8 +2,10 @@
  * codegen.c: the code generator's driver (cg.h, compile.h: cg_program).
  * `main` is function 0; every fn and filter it calls (and, for classifyc
  * --test, every filter a test names) gets the next index when first
- * called, and is generated from a work queue, so only what is reachable
- * is emitted. Then each subject's Hyperscan database is built
+ * called, and is generated from a work queue; then every other filter of
+ * the main file (an entry, VM_FUNC_ENTRY, when it decides on every path)
+ * and what it calls. Nothing else is emitted. Then each subject's
+ * Hyperscan database is built
  * (vm/patterns.c) and the program serialized (lang/write.c).
  */
 #include <stdlib.h>
@@ -18,7 +20,8 @@ static void gen_stub_entry(cg *g, ast *at)
     cg_func F;
     cg_func_begin(g, &F, NULL, at);
     cg_emit_bx(g, OP_ACCEPT, 0, VM_NO_REASON);
-    vm_func fn = {cg_kstr(g, "(tests)", 7), VM_FUNC_FILTER, 0, 0, 0, 0, NULL, NULL, NULL};
+    vm_func fn = {cg_kstr(g, "(tests)", 7), VM_FUNC_FILTER, 0, 0, 0, 0, NULL, NULL, NULL,
+                  VM_FUNC_ENTRY};
     cg_func_end(g, &fn);
 }
 
@@ -113,7 +116,15 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
         g.P.func_base = 1;
     }
     if (tests && collect_tests(&g, tests)) g.failed = 1;
-    for (uint32_t q = 0; q < g.P.nqueue && !g.failed; q++) cg_translate_function(&g, g.P.queue[q]);
+    uint32_t q = 0;
+    for (; q < g.P.nqueue && !g.failed; q++) cg_translate_function(&g, g.P.queue[q]);
+    /* Then every other filter of the main file, in declaration order:
+     * those that decide on every path are entries (clf_eval_filter). After
+     * main's closure, so that main's function indices do not depend on
+     * them. */
+    for (uint32_t i = 0; i < c->main->nglobals; i++)
+        if (c->main->global_vec[i]->kind == SYM_FILTER) cg_func_index(&g, c->main->global_vec[i]);
+    for (; q < g.P.nqueue && !g.failed; q++) cg_translate_function(&g, g.P.queue[q]);
 
     clf_program p = {0};
     p.consts = g.P.consts;

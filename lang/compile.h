@@ -119,6 +119,9 @@ struct sym {
     int color;        /* recursion check: 0 new, 1 on the stack, 2 done */
     int depth;        /* the longest chain of calls from here, itself included */
     int func;         /* function index in the program, or -1 (codegen) */
+    int decides;      /* SYM_FILTER: every path ends in accept or reject (no
+                         `pass`, no falling off its end); in the main file,
+                         such a filter is an entry point (codegen) */
 };
 
 struct module {

@@ -588,6 +588,10 @@ void cg_translate_function(cg *g, sym *f)
     vm_func fn = {cg_kstr(g, d->str, d->slen), d->kind == AST_FN ? VM_FUNC_FN : VM_FUNC_FILTER,
                   (uint8_t)nparams, /* at most CC_MAX_PARAMS: the checker saw to it */
                   d->kind == AST_FN ? (uint8_t)cg_vm_type(f->type) : 0,
-                  0, 0, NULL, NULL, NULL};
+                  0, 0, NULL, NULL, NULL, 0};
+    /* A filter of the compiled file is a root, and an entry a host may
+     * run for a verdict when it decides on every path (check.c). */
+    if (d->kind == AST_FILTER && f->mod == g->c->main)
+        fn.flags = VM_FUNC_ROOT | (f->decides ? VM_FUNC_ENTRY : 0);
     cg_func_end(g, &fn);
 }

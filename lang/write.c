@@ -60,7 +60,8 @@ static void enc_funcs(vm_buf *fn, vm_buf *code, vm_buf *types, vm_buf *pos,
         vm_buf_u32(fn, F->name);
         vm_buf_u32(fn, F->nregs);
         vm_buf_u32(fn, F->ninsns);
-        vm_buf_u32(fn, (uint32_t)F->kind | (uint32_t)F->nparams << 8 | (uint32_t)F->ret << 16);
+        vm_buf_u32(fn, (uint32_t)F->kind | (uint32_t)F->nparams << 8 | (uint32_t)F->ret << 16 |
+                           (uint32_t)F->flags << 24);
         for (uint32_t i = 0; i < F->ninsns; i++) {
             uint8_t *q = vm_buf_grow(code, 8);
             if (q) {

@@ -9,6 +9,7 @@
 #include "classify.h"
 #include "ctx.h"
 #include "explain.h"
+#include "explain_text.h"
 #include "format.h"
 
 CLF_API const char *clf_strerror(int status)
@@ -178,24 +179,101 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
     return vm_ctx_add_header(ctx, name ? name : "", name_len, value ? value : "", value_len);
 }
 
-CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out)
+CLF_API clf_status clf_program_find_filter(const clf_program *prog, const char *name,
+                                           size_t name_len, uint32_t *filter,
+                                           char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!prog || !filter || (!name && name_len)) {
+        vm_errf(err, errlen, "invalid argument");
+        return CLF_E_INVALID;
+    }
+    /* A rules file may hold a name twice: the first entry wins. */
+    uint32_t root = UINT32_MAX;
+    for (uint32_t f = 0; f < prog->nfuncs; f++) {
+        const vm_func *F = &prog->funcs[f];
+        const vm_const *k = &prog->consts[F->name];
+        if (F->kind != VM_FUNC_FILTER || k->len != name_len ||
+            (name_len && memcmp(k->str, name, name_len) != 0))
+            continue;
+        if (F->flags & VM_FUNC_ENTRY) {
+            *filter = f;
+            return CLF_OK;
+        }
+        if ((F->flags & VM_FUNC_ROOT) && root == UINT32_MAX) root = f;
+    }
+    /* Names come from the caller and from the file: escaped (vm_text_name). */
+    char msg[CLF_ERRMSG_SIZE];
+    vm_text t;
+    vm_text_init(&t, msg, sizeof msg);
+    if (root != UINT32_MAX) {
+        vm_text_str(&t, "filter '");
+        vm_text_name(&t, name, name_len);
+        vm_text_str(&t, "' can end without a verdict (it may pass, or reach its end): only a "
+                        "filter that accepts or rejects on every path can decide a request");
+    } else {
+        vm_text_str(&t, "no filter '");
+        vm_text_name(&t, name, name_len);
+        vm_text_str(&t, "' in the file the rules were compiled from (entry filters: ");
+        const char *sep = "";
+        for (uint32_t f = 0; f < prog->nfuncs; f++)
+            if (prog->funcs[f].flags & VM_FUNC_ENTRY) {
+                const vm_const *k = &prog->consts[prog->funcs[f].name];
+                vm_text_str(&t, sep);
+                vm_text_name(&t, k->str, k->len);
+                sep = ", ";
+            }
+        vm_text_str(&t, ")");
+    }
+    vm_text_done(&t);
+    vm_errf(err, errlen, "%s", msg);
+    return CLF_E_INVALID;
+}
+
+/* Whether `filter` may be run for a verdict: the verifier checked every
+ * entry (a filter that never passes), and only those. */
+static clf_status check_entry(clf_ctx *ctx, uint32_t filter)
+{
+    if (filter < ctx->prog->nfuncs && (ctx->prog->funcs[filter].flags & VM_FUNC_ENTRY))
+        return CLF_OK;
+    vm_errf(ctx->errmsg, sizeof ctx->errmsg, "filter %u is not an entry filter of the program",
+            filter);
+    return CLF_E_INVALID;
+}
+
+CLF_API clf_status clf_eval_filter(clf_ctx *ctx, uint32_t filter, clf_verdict *out)
 {
     if (!ctx || !out) return CLF_E_INVALID;
     clf_verdict v;
     vm_outcome how;
     ctx->errmsg[0] = 0;
-    clf_status st = vm_run(ctx, ctx->prog->entry, &v, &how);
-    if (st == CLF_OK) *out = v; /* the verifier keeps pass out of the entry */
+    clf_status st = check_entry(ctx, filter);
+    if (st == CLF_OK) st = vm_run(ctx, filter, &v, &how);
+    if (st == CLF_OK) *out = v; /* the verifier keeps pass out of entries */
     return st;
 }
 
-CLF_API clf_status clf_eval_explain(clf_ctx *ctx, clf_verdict *out, clf_explain_fn fn, void *ud)
+CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out)
+{
+    if (!ctx) return CLF_E_INVALID;
+    return clf_eval_filter(ctx, ctx->prog->entry, out);
+}
+
+CLF_API clf_status clf_eval_filter_explain(clf_ctx *ctx, uint32_t filter, clf_verdict *out,
+                                           clf_explain_fn fn, void *ud)
 {
     if (!ctx || !out || !fn) return CLF_E_INVALID;
     clf_verdict v;
     vm_outcome how;
     ctx->errmsg[0] = 0;
-    clf_status st = vm_explain(ctx, ctx->prog->entry, &v, &how, fn, ud);
+    clf_status st = check_entry(ctx, filter);
+    if (st == CLF_OK) st = vm_explain(ctx, filter, &v, &how, fn, ud);
     if (st == CLF_OK) *out = v;
     return st;
+}
+
+CLF_API clf_status clf_eval_explain(clf_ctx *ctx, clf_verdict *out, clf_explain_fn fn, void *ud)
+{
+    if (!ctx) return CLF_E_INVALID;
+    return clf_eval_filter_explain(ctx, ctx->prog->entry, out, fn, ud);
 }

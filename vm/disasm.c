@@ -194,8 +194,9 @@ void vm_disassemble(const clf_program *p, clf_write_fn write, vm_source_fn sourc
                     ? snprintf(line, sizeof line, "%sfn F%u %s: %u params -> %s, %u registers, "
                                "%u instructions\n", f ? "\n" : "", f, p->consts[F->name].str,
                                F->nparams, rets[F->ret <= VM_T_MAX ? F->ret : 0], F->nregs, F->ninsns)
-                    : snprintf(line, sizeof line, "%sfilter F%u %s: %u registers, %u instructions\n",
-                               f ? "\n" : "", f, p->consts[F->name].str, F->nregs, F->ninsns);
+                    : snprintf(line, sizeof line, "%sfilter F%u %s%s: %u registers, %u instructions\n",
+                               f ? "\n" : "", f, p->consts[F->name].str,
+                               F->flags & VM_FUNC_ENTRY ? " (entry)" : "", F->nregs, F->ninsns);
         write(ud, line, (size_t)n);
         uint32_t last_line = 0, last_file = VM_NO_REASON - 1;
         for (uint32_t pc = 0; pc < F->ninsns; pc++) {

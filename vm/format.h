@@ -22,7 +22,8 @@
 #define VM_MAGIC_LEN 8
 #define VM_FORMAT_VERSION 4u /* 2: Hyperscan ids are pattern indices;
                                 3: calls, ip sets, captures;
-                                4: patterns record their method */
+                                4: patterns record their method; function
+                                   flags (entry filters) */
 #define VM_HEADER_LEN 24
 #define VM_SECENTRY_LEN 24
 #define VM_TRAILER_LEN 8
@@ -33,7 +34,7 @@ enum vm_section {
                           STR: value = offset of the bytes after the table,
                           each followed by a NUL. INT: value = the integer. */
     VM_SEC_FUNC = 2,   /* u32 n, u32 entry; n x {u32 name, u32 nregs, u32 ninsns,
-                          u8 kind, u8 nparams, u8 ret, u8 0} */
+                          u8 kind, u8 nparams, u8 ret, u8 flags} */
     VM_SEC_CODE = 3,   /* the functions' instructions, concatenated, 8 bytes each */
     VM_SEC_TYPES = 4,  /* the functions' register types, concatenated, 1 byte each */
     VM_SEC_POS = 5,    /* per instruction {u32 file, u32 line, u32 col} */

@@ -185,7 +185,9 @@ static clf_status read_funcs(loader *ld)
         F->kind = e[12];
         F->nparams = e[13];
         F->ret = e[14];
-        if (!is_str(p, F->name) || e[15] != 0 || F->kind > VM_FUNC_FN ||
+        F->flags = e[15];
+        if (!is_str(p, F->name) || (F->flags & ~(VM_FUNC_ENTRY | VM_FUNC_ROOT)) ||
+            F->kind > VM_FUNC_FN ||
             (F->kind == VM_FUNC_FILTER ? F->ret != 0 || F->nparams != 0
                                        : F->ret < VM_T_BOOL || F->ret > VM_T_MAX) ||
             F->nparams > F->nregs)
@@ -225,6 +227,8 @@ static clf_status read_funcs(loader *ld)
         ti += F->nregs;
         if (F->nregs > p->maxregs) p->maxregs = F->nregs;
     }
+    if (!(p->funcs[p->entry].flags & VM_FUNC_ENTRY))
+        FAIL(ld, CLF_E_FORMAT, "entry function %u is not marked as an entry", p->entry);
     if (ci * 8 != code.len || ti != types.len || ci * 12 != pos.len)
         FAIL(ld, CLF_E_FORMAT, "code, register-type and position sections disagree "
              "with the function table");

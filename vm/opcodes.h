@@ -42,6 +42,13 @@ typedef enum vm_type { VM_T_BOOL = 1, VM_T_INT = 2, VM_T_STR = 3, VM_T_IP = 4 } 
 /* Function kinds: a filter decides (or passes), a fn returns a value. */
 enum { VM_FUNC_FILTER = 0, VM_FUNC_FN = 1 };
 
+/* Function flags (vm_func.flags). An entry is a filter of the compiled
+ * file that decides on every path, so a host may run it for a verdict
+ * (clf_eval_filter); `main` is always one. ROOT: declared in the compiled
+ * file (not an import), so that clf_program_find_filter can say why a
+ * filter of that file is not an entry. */
+enum { VM_FUNC_ENTRY = 1, VM_FUNC_ROOT = 2 };
+
 typedef struct vm_insn {
     uint8_t op;
     uint8_t zero; /* must be 0: keeps the format open for later flags */

@@ -46,6 +46,7 @@ typedef struct vm_func {
     vm_insn *code;     /* ninsns */
     uint8_t *regtypes; /* nregs, vm_type each */
     vm_pos *pos;       /* ninsns */
+    uint8_t flags;     /* VM_FUNC_ENTRY, VM_FUNC_ROOT (opcodes.h) */
 } vm_func;
 
 /* What a subject's database is scanned against. */
@@ -146,7 +147,7 @@ struct clf_program {
     uint32_t nconsts;
     vm_func *funcs;
     uint32_t nfuncs;
-    uint32_t entry;    /* index of `main` */
+    uint32_t entry;    /* index of `main`, one of the VM_FUNC_ENTRY functions */
     uint32_t *hdrs;    /* string constants: lower-case header names */
     uint32_t nhdrs;
     /* Built by the loader (vm_hdr_index_build): an open-addressing table

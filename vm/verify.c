@@ -12,8 +12,9 @@
  *   - jumps go forward and land inside the function;
  *   - the last instruction is ACCEPT, REJECT, RET (a fn) or PASS (a
  *     filter), so control cannot run off the end; RET only in a fn, PASS
- *     only in a filter other than the entry, ACCEPT and REJECT only in
- *     filters;
+ *     only in a filter that is not an entry (VM_FUNC_ENTRY: `main` and
+ *     the other filters a host may run for a verdict), ACCEPT and REJECT
+ *     only in filters; an entry is a filter;
  *   - calls name a function of the right kind with arguments of its
  *     parameter types, and a fn's result lands in a register of its type;
  *   - on every path, each register is written before it is read (a fn's
@@ -204,8 +205,8 @@ static clf_status verify_func(verifier *v)
         /* Harmless, but the language forbids it: a fn computes, a filter decides. */
         if ((oi->flags & VM_OPF_VERDICT) && f->kind != VM_FUNC_FILTER)
             VFAIL(v, "a verdict in a fn");
-        if ((oi->flags & VM_OPF_NOENTRY) && v->fi == v->p->entry)
-            VFAIL(v, "%s in the entry filter", lower_name(oi, name, sizeof name));
+        if ((oi->flags & VM_OPF_NOENTRY) && (f->flags & VM_FUNC_ENTRY))
+            VFAIL(v, "%s in an entry filter", lower_name(oi, name, sizeof name));
     }
 
     /* Give each jump target a state slot. */
@@ -378,11 +379,12 @@ done:
 clf_status vm_verify(clf_program *p, char *err, size_t errlen)
 {
     verifier v = {.p = p, .err = err, .errlen = errlen};
-    if (p->funcs[p->entry].kind != VM_FUNC_FILTER) {
-        vm_errf(err, errlen, "the entry function '%s' is not a filter",
-                p->consts[p->funcs[p->entry].name].str);
-        return CLF_E_VERIFY;
-    }
+    for (uint32_t f = 0; f < p->nfuncs; f++)
+        if ((p->funcs[f].flags & VM_FUNC_ENTRY) && p->funcs[f].kind != VM_FUNC_FILTER) {
+            vm_errf(err, errlen, "the entry function '%s' is not a filter",
+                    p->consts[p->funcs[f].name].str);
+            return CLF_E_VERIFY;
+        }
     for (uint32_t f = 0; f < p->nfuncs; f++) {
         v.f = &p->funcs[f];
         v.fi = f;

@@ -228,6 +228,26 @@ typedef void (*clf_write_fn)(void *ud, const char *text, size_t len);
 CLF_API clf_status clf_program_disassemble(const clf_program *prog,
                                            clf_write_fn write, void *ud);
 
+/* Finds the entry filter called `name` (name_len bytes; need not be
+ * NUL-terminated) in `prog`, for clf_eval_filter(). The entry filters are
+ * `main` and every other filter of the file the rules were compiled from
+ * (not its imports) that decides on every path: each path ends in accept
+ * or reject, with no `pass` and no falling off its end (docs/format.md,
+ * "Entry filters"; `classifyc --dump` marks them). Names are compared byte
+ * for byte, case included.
+ *
+ * On success returns CLF_OK and stores the filter's number in *filter;
+ * numbers are only meaningful for `prog` and stay valid until
+ * clf_program_free(). On failure *filter is not written, a message is
+ * written to `err`, and CLF_E_INVALID is returned: prog or filter is NULL,
+ * name is NULL with name_len > 0, or there is no such entry filter, the
+ * message saying why: the compiled file has no filter of that name (the
+ * message lists the entry filters), or the filter can end without a
+ * verdict. Allocates nothing. Thread-safe (the program is not modified). */
+CLF_API clf_status clf_program_find_filter(const clf_program *prog, const char *name,
+                                           size_t name_len, uint32_t *filter,
+                                           char *err, size_t errlen);
+
 /* ------------------------------------------------------------------------ */
 /* Per-thread classification contexts. */
 
@@ -317,6 +337,16 @@ typedef struct clf_verdict {
  * bytecode jumps only forward. */
 CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out);
 
+/* clf_eval, running entry filter `filter` (from clf_program_find_filter on
+ * the context's program) instead of `main`; clf_eval(ctx, out) is
+ * clf_eval_filter of main. Every entry filter sees the same request and
+ * shares the per-request scans: evaluating a second filter on the same
+ * request (without clf_ctx_reset) rescans nothing. Returns what clf_eval
+ * returns, and also CLF_E_INVALID when `filter` is not an entry filter of
+ * the program (clf_ctx_errmsg() says so). Allocates nothing; one thread at
+ * a time per context, as clf_eval. */
+CLF_API clf_status clf_eval_filter(clf_ctx *ctx, uint32_t filter, clf_verdict *out);
+
 /* One step of an explained classification (clf_eval_explain): something
  * the rules read, computed, compared or decided, and where in the source.
  * For example:
@@ -366,8 +396,15 @@ typedef void (*clf_explain_fn)(void *ud, const clf_explain_step *step);
 CLF_API clf_status clf_eval_explain(clf_ctx *ctx, clf_verdict *out,
                                     clf_explain_fn fn, void *ud);
 
-/* A NUL-terminated message describing the last error that clf_eval() or
- * clf_ctx_add_header() returned on `ctx` ("" when the last call
+/* clf_eval_explain of entry filter `filter` (clf_program_find_filter):
+ * returns exactly what clf_eval_filter would, with the same errors, and
+ * gives the steps as clf_eval_explain does (depth 0 is `filter`). */
+CLF_API clf_status clf_eval_filter_explain(clf_ctx *ctx, uint32_t filter, clf_verdict *out,
+                                           clf_explain_fn fn, void *ud);
+
+/* A NUL-terminated message describing the last error that clf_eval(),
+ * clf_eval_filter() (and their _explain forms) or clf_ctx_add_header()
+ * returned on `ctx` ("" when the last call
  * succeeded or after clf_ctx_reset()). Owned by the context: valid until
  * the next call on it. Never NULL for a non-NULL ctx. */
 CLF_API const char *clf_ctx_errmsg(const clf_ctx *ctx);

@@ -477,6 +477,66 @@ def check_client_ip(tap, classifyc, cr, tmp):
             "address or CIDR prefix"], "a bad --trust-proxy is a usage error", r)
 
 
+FILTERS_CLF = b'''filter main(req: Request) {
+    if req.path == "/admin" { reject "main-admin" }
+    accept
+}
+filter strict(req: Request) {
+    if req.header("user-agent") == "" { reject "no-ua" }
+    if req.path.starts_with("/admin") { reject "strict-admin" }
+    accept "strict-ok"
+}
+filter helper(req: Request) {
+    if req.path == "/h" { reject "h" }
+}
+'''
+
+
+def check_filter(tap, classifyc, cr, tmp):
+    """--filter NAME: another entry filter decides; a filter that is not an
+    entry is a usage error naming why (the library's message)."""
+    src = os.path.join(tmp, "filters.clf")
+    rules = os.path.join(tmp, "filters.bin")
+    with open(src, "wb") as f:
+        f.write(FILTERS_CLF)
+    r = run([classifyc, src, "-o", rules])
+    if not tap.ok(r.rc == 0, "classifyc compiles a file with two entry filters", r):
+        return
+    uas = b"Mozilla/5.0\n\n"
+    r = run([cr, rules, "--ua-file", "-"], uas)
+    tap.eq(r.out, b"accept\tMozilla/5.0\naccept\t\n", "without --filter: main decides")
+    r = run([cr, rules, "--filter", "strict", "--ua-file", "-"], uas)
+    tap.ok(r.rc == 0 and r.out == b"accept strict-ok\tMozilla/5.0\nreject no-ua\t\n",
+           "--filter strict: strict decides every request", r)
+    reqf = os.path.join(tmp, "admin.http")
+    with open(reqf, "wb") as f:
+        f.write(b"GET /admin/x HTTP/1.1\r\nHost: x\r\nUser-Agent: Mozilla/5.0\r\n\r\n")
+    r = run([cr, rules, "--filter", "strict", "--json", "--request", reqf])
+    tap.ok(r.rc == 0 and json_lines(r)[0]["reason"] == "strict-admin", "--filter with --json", r)
+    r = run([cr, rules, "--filter", "strict", "--explain", "--request", reqf])
+    tap.ok(r.rc == 0 and r.lines()[0] == "reject strict-admin" and
+           any('reject "strict-admin"' in line for line in r.lines()[1:]),
+           "--filter with --explain explains that filter", r)
+    r = run([cr, rules, "--filter", "main", "--request", reqf])
+    tap.eq(r.out, b"accept\n", "--filter main is the default")
+    r = run([cr, rules, "--filter", "helper", "--request", reqf])
+    tap.ok(r.rc == 2 and r.out == b"" and r.err_lines() ==
+           ["classify-run: %s: error: --filter: filter 'helper' can end without a verdict (it may "
+            "pass, or reach its end): only a filter that accepts or rejects on every path can "
+            "decide a request" % rules], "--filter of a filter that may pass: exit 2, why", r)
+    r = run([cr, rules, "--filter", "Strict", "--request", reqf])
+    tap.ok(r.rc == 2 and r.out == b"" and r.err_lines() ==
+           ["classify-run: %s: error: --filter: no filter 'Strict' in the file the rules were "
+            "compiled from (entry filters: main, strict)" % rules],
+           "--filter of an absent filter: exit 2, the entries listed", r)
+    r = run([cr, rules, "--filter", "strict", "--filter", "main", "--request", reqf])
+    tap.ok(r.rc == 2 and r.err_lines()[0] == "classify-run: error: option '--filter' given more than once",
+           "--filter twice is a usage error", r)
+    r = run([cr, rules, "--request", reqf, "--filter"])
+    tap.ok(r.rc == 2 and r.err_lines()[0] == "classify-run: error: option '--filter' needs a filter name",
+           "--filter without a name is a usage error", r)
+
+
 def main(argv):
     if len(argv) not in (4, 5):
         sys.stderr.write("usage: %s CLASSIFYC CLASSIFY_RUN E2E_CLF [REQUESTS_DIR]\n"
@@ -512,6 +572,7 @@ def main(argv):
         check_usage(tap, cr, rules, req)
         check_bad_rules(tap, cr, rules, req, tmp)
         check_client_ip(tap, classifyc, cr, tmp)
+        check_filter(tap, classifyc, cr, tmp)
     tap.done()
     return 0
 

@@ -180,7 +180,7 @@ with tempfile.TemporaryDirectory() as d:
                        input=b"x EL019999 y\nel0199\n", capture_output=True)
     check("... and classify", r.stdout == b"reject set\tx EL019999 y\naccept\tel0199\n", r.stdout)
     p = run(big, "--dump")
-    check("... with registers reused (3 per filter)", b"filter F0 main: 3 registers" in p.stdout,
+    check("... with registers reused (3 per filter)", b"filter F0 main (entry): 3 registers" in p.stdout,
           p.stdout[:200])
 
     # --test: runs the test blocks, prints a line per test and a summary,
@@ -285,6 +285,27 @@ with tempfile.TemporaryDirectory() as d:
           p.returncode == 1 and err.count(": error: ") == 200 and
           "(19800 more errors not shown)" in err and err.endswith("classifyc: 20000 errors\n"),
           err[-300:])
+
+    # Entry filters: every filter of the compiled file is compiled; those
+    # that decide on every path are entries (clf_eval_filter), shown by
+    # --dump. An imported filter is never an entry, even one that decides.
+    lib = os.path.join(d, "entrylib.clf")
+    open(lib, "w").write('pub filter decide(r: Request) { reject "lib" }\n')
+    ent = os.path.join(d, "entries.clf")
+    open(ent, "w").write(
+        'import "entrylib"\n'
+        'filter main(r: Request) { check(r)\n entrylib.decide(r)\n accept }\n'
+        'filter strict(r: Request) { if r.path == "/a" { reject "a" } else { accept } }\n'
+        'filter check(r: Request) { if r.path == "/c" { reject "c" } }\n'
+        'filter maybe(r: Request) { if r.path == "/m" { pass } accept }\n'
+        'filter only_calls(r: Request) { strict(r) }\n')
+    p = run("-I", d, "--no-inline", "--dump", ent)
+    out = p.stdout.decode()
+    heads = sorted(line for line in out.splitlines() if line.startswith("filter "))
+    check("--dump marks the entries: main and the filters of the file that decide on every path",
+          p.returncode == 0 and [h.split(":")[0] for h in heads] ==
+          ["filter F0 main (entry)", "filter F1 check", "filter F2 decide", "filter F3 strict (entry)",
+           "filter F4 maybe", "filter F5 only_calls"], out + p.stderr.decode())
 
     # --help documents every option.
     p = run("--help")

@@ -25,7 +25,8 @@ uint8_t *asm_bytes(const asm_spec *s, size_t *len)
         char c = s->regtypes[r];
         types[r] = c == 'b' ? VM_T_BOOL : c == 'i' ? VM_T_INT : c == 's' ? VM_T_STR : (uint8_t)c;
     }
-    vm_func f = {name_k, VM_FUNC_FILTER, 0, 0, nregs, s->ninsns, (vm_insn *)s->code, types, NULL};
+    vm_func f = {name_k, VM_FUNC_FILTER, 0, 0, nregs, s->ninsns, (vm_insn *)s->code, types, NULL,
+                 VM_FUNC_ENTRY};
     clf_program p = {0};
     p.consts = consts;
     p.nconsts = n;

@@ -90,6 +90,12 @@ Test(loader, bad_version)
     snprintf(want, sizeof want, "unsupported format version %u (this library reads version %u)",
              VM_FORMAT_VERSION + 1, VM_FORMAT_VERSION);
     cr_assert(strstr(err, want), "%s", err);
+    /* A file of the previous version is refused too. */
+    vm_wr32(b + 8, VM_FORMAT_VERSION - 1);
+    cr_assert_eq(load(b, len, err), CLF_E_VERSION);
+    snprintf(want, sizeof want, "unsupported format version %u (this library reads version %u)",
+             VM_FORMAT_VERSION - 1, VM_FORMAT_VERSION);
+    cr_assert(strstr(err, want), "%s", err);
     free(b);
 }
 

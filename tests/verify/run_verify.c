@@ -14,6 +14,9 @@
  *                         int registers (default 2): cK calls c(K+1) with
  *                         R0 and returns the result, the last returns R0
  *   entry N               the entry function (default 0)
+ *   flags N               this function's flags (VM_FUNC_ENTRY 1, VM_FUNC_ROOT
+ *                         2); default: VM_FUNC_ENTRY for the entry function,
+ *                         0 for the others
  *   strs a ip:192.0.2.1   string constants K0, K1, ...; ip:ADDR is the 16
  *                         bytes of an address (IPv4-mapped for IPv4)
  *   header user-agent     a header slot (repeatable: slots 0, 1, ...)
@@ -57,6 +60,8 @@
 typedef struct vfunc {
     char name[32];
     uint8_t kind, nparams, ret;
+    int flags_given;
+    uint8_t flags;
     vm_insn code[MAXI];
     uint32_t n;
     uint8_t types[MAXR];
@@ -175,6 +180,10 @@ static int parse(const char *path, vcase *c, char *why, size_t whylen)
             }
         } else if (strcmp(word, "entry") == 0) {
             c->entry = (uint32_t)strtoul(rest, NULL, 10);
+        } else if (strcmp(word, "flags") == 0) {
+            vfunc *fn = cur_func(c);
+            fn->flags = (uint8_t)strtoul(rest, NULL, 10);
+            fn->flags_given = 1;
         } else if (strcmp(word, "regs") == 0) {
             vfunc *fn = cur_func(c);
             for (char *t = strtok(rest, " \t"); t && fn->nregs < MAXR; t = strtok(NULL, " \t"))
@@ -289,7 +298,8 @@ static clf_status load_case(const vcase *c, char *msg, size_t msglen)
         const vfunc *F = &c->funcs[i];
         consts[n] = (vm_const){VM_K_STR, (uint32_t)strlen(F->name), F->name, 0};
         funcs[i] = (vm_func){n++, F->kind, F->nparams, F->ret, F->nregs, F->n,
-                             (vm_insn *)F->code, (uint8_t *)F->types, NULL};
+                             (vm_insn *)F->code, (uint8_t *)F->types, NULL,
+                             F->flags_given ? F->flags : i == c->entry ? VM_FUNC_ENTRY : 0};
     }
     consts[n++] = (vm_const){VM_K_INT, 0, NULL, 1234567890123};
     clf_program p;
