@@ -1,7 +1,7 @@
 /*
  * classify-serve: a decision service for reverse proxies.
  *
- *   classify-serve RULES.bin --listen ADDR [--listen-auth ADDR]
+ *   classify-serve RULES.bin --listen ADDR [--listen-auth PROXY=ADDR]
  *                  [--listen-admin ADDR] [OPTION]...
  *
  * The main thread parses the options, loads the rules, opens the
@@ -263,6 +263,7 @@ static int open_listeners(srv_server *srv, const srv_config *cfg)
                           cfg->listens[i].addr, err);
             return -1;
         }
+        srv->listeners[i].auth = cfg->listens[i].auth;
         srv->nlisteners++;
     }
     return 0;
@@ -349,9 +350,15 @@ static int run(srv_server *srv, srv_config *cfg)
             goto out;
     if (start_main_handles(&m) != 0 || start_workers(srv) != 0)
         goto out;
-    for (size_t i = 0; i < srv->nlisteners; i++)
-        srv_log_info("listening on %s (%s)", srv->listeners[i].name,
-                     srv_proto_name(srv->listeners[i].proto));
+    for (size_t i = 0; i < srv->nlisteners; i++) {
+        const srv_listener *l = &srv->listeners[i];
+        if (l->auth != NULL)
+            srv_log_info("listening on %s (%s behind %s: the method from %s, the URI from %s)",
+                         l->name, srv_proto_name(l->proto), l->auth->name, l->auth->method_hdr,
+                         l->auth->uri_hdr);
+        else
+            srv_log_info("listening on %s (%s)", l->name, srv_proto_name(l->proto));
+    }
     srv_log_info("serving %s (%zu bytes) with %u worker threads", cfg->rules_path,
                  first->file_bytes, srv->nworkers);
 

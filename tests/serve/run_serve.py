@@ -68,22 +68,84 @@ def protocols(t, P, unix):
     r = request(P["pass"], "/", ua=BOT_UA, method="HEAD")
     t.eq((r.status, r.header("content-length"), r.body), (403, "10", b""),
          "HEAD: the length of the reject body, not the body")
-    r = request(P["auth"], "/", ua=BROWSER_UA)
+    r = request(P["auth"], "/", ua=BROWSER_UA, headers=NGINX_VIEW)
     t.eq((r.status, r.header("x-classify-verdict")), (200, "accept"), "forward-auth accept: 200")
-    r = request(P["auth"], "/", ua=BOT_UA)
+    r = request(P["auth"], "/", ua=BOT_UA, headers=NGINX_VIEW)
     t.eq((r.status, r.header("x-classify-reason")), (403, "ai-robots-txt"),
          "forward-auth reject: 403 with the reason")
-    for hdr in ["X-Forwarded-Uri", "X-Original-URI"]:
-        r = request(P["auth"], "/auth", ua=BROWSER_UA, headers=[(hdr, "/wp-admin/x.php?a=1")])
-        t.eq((r.status, r.header("x-classify-reason")), (403, "probe"),
-             "forward-auth: the URI comes from %s" % hdr)
-    r = request(P["auth"], "/wp-admin/", ua=BROWSER_UA, headers=[("X-Forwarded-Uri", "/fine")])
-    t.eq(r.status, 200, "forward-auth: X-Forwarded-Uri replaces the request's own target")
     r = request(0, "/", ua=BOT_UA, unix=unix)
     t.eq((r.status, r.header("x-classify-reason")), (403, "ai-robots-txt"),
          "a Unix-socket listener classifies")
     r = request(P["pass"], "/", ua=BOT_UA, headers=[("Upgrade", "websocket"), ("Connection", "Upgrade")])
     t.eq(r.status, 403, "an upgrade request is classified, not upgraded")
+
+
+# What the nginx recipe adds to each forward-auth request (the client's
+# method and URI), for the requests below that are not about these headers.
+NGINX_VIEW = [("X-Original-Method", "GET"), ("X-Original-URI", "/")]
+
+# The two header families, by the proxies whose listener reads them.
+FAMILIES = {"nginx": ("X-Original-Method", "X-Original-URI"),
+            "caddy": ("X-Forwarded-Method", "X-Forwarded-Uri")}
+
+
+def log_lines(path, marker):
+    """The access-log lines whose uri holds marker."""
+    with open(path) as f:
+        return [json.loads(line) for line in f if marker in line]
+
+
+def forward_auth_headers(t, P, serve_p, access_log):
+    """Each forward-auth listener reads the method and URI only from the two
+    headers its proxy sets, exactly once each; the other family (which a
+    client can send through that proxy) and the request's own target are
+    ignored; without the headers there is nothing to classify: 400."""
+    for proxy, (own_m, own_u) in FAMILIES.items():
+        other_m, other_u = FAMILIES["caddy" if proxy == "nginx" else "nginx"]
+        port = P["auth"] if proxy == "nginx" else P["auth_caddy"]
+        name = "forward-auth behind %s: " % proxy
+        r = request(port, "/", ua=BROWSER_UA, headers=[(own_m, "GET"), (own_u, "/wp-admin/x.php?a=1")])
+        t.eq((r.status, r.header("x-classify-reason")), (403, "probe"),
+             name + "the URI comes from %s" % own_u)
+        r = request(port, "/wp-admin/", ua=BROWSER_UA, headers=[(own_m, "GET"), (own_u, "/fine")])
+        t.eq(r.status, 200, name + "%s replaces the request's own target" % own_u)
+        r = request(port, "/", ua=BROWSER_UA, headers=[
+            (other_u, "/"), (other_m, "GET"), (own_m, "GET"), (own_u, "/wp-admin/install.php"),
+            (other_u, "/"), (other_m, "GET")])
+        t.eq((r.status, r.header("x-classify-reason")), (403, "probe"),
+             name + "%s and %s (the client's, past this proxy) are ignored" % (other_u, other_m))
+        r = request(port, "/", ua=BROWSER_UA, headers=[
+            (own_m, "GET"), (own_u, "/fine"), (other_u, "/wp-admin/install.php")])
+        t.eq(r.status, 200, name + "%s does not make a request a probe either" % other_u)
+        mark = "/view-%s?m=1" % proxy
+        r = request(port, "/own-target", ua=BROWSER_UA, method="POST",
+                    headers=[(own_m, "DELETE"), (other_m, "PUT"), (own_u, mark)])
+        lines = log_lines(access_log, mark)
+        t.eq([(l["method"], l["uri"]) for l in lines], [("DELETE", mark)],
+             name + "the method comes from %s (access log)" % own_m)
+        bad = [
+            ([(own_u, "/fine")], "no %s" % own_m),
+            ([(own_m, "GET")], "no %s" % own_u),
+            ([(own_m, "GET"), (own_u, "")], "an empty %s" % own_u),
+            ([(own_m, ""), (own_u, "/fine")], "an empty %s" % own_m),
+            ([(other_m, "GET"), (other_u, "/fine")], "only %s and %s" % (other_m, other_u)),
+            ([(own_m, "GET"), (own_u, "/fine"), (own_u, "/wp-admin/")], "%s twice" % own_u),
+            ([(own_m, "GET"), (own_m.lower(), "GET"), (own_u, "/fine")], "%s twice" % own_m),
+            ([(own_m, "GET /x"), (own_u, "/fine")], "a %s that is not a method" % own_m),
+            ([(own_m, "GET"), (own_u, "wp-admin/")], "a %s that is not a target" % own_u),
+        ]
+        for headers, what in bad:
+            r = request(port, "/", ua=BROWSER_UA, headers=headers)
+            t.ok((r.status, r.header("x-classify-verdict"), r.header("connection")) ==
+                 (400, None, "close"), name + "400, no verdict, close: " + what, repr(r))
+    out = serve_p.output()
+    t.ok(out.count("forward-auth behind nginx): a request with no (or an empty) X-Original-Method"
+                   " header, answered 400") == 1,
+         "a forward-auth request without the headers is logged once, naming the header", out)
+    r = request(P["pass"], "/", ua=BROWSER_UA, headers=[
+        ("X-Forwarded-Uri", "/wp-admin/"), ("X-Original-URI", "/wp-admin/"),
+        ("X-Forwarded-Method", "DELETE"), ("X-Original-Method", "DELETE")])
+    t.eq(r.status, 421, "pass-through: every forwarding header for the URI and method is ignored")
 
 
 def keepalive(t, P):
@@ -156,7 +218,8 @@ def bad_input(t, P):
     # mutated requests: each gets an HTTP/1.1 answer or a close, none a crash
     rng = random.Random(7)
     seed = (b"POST /a/b?c=d HTTP/1.1\r\nHost: x\r\nUser-Agent: GPTBot/1.0\r\n"
-            b"Transfer-Encoding: chunked\r\nX-Forwarded-Uri: /wp-admin\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+            b"Transfer-Encoding: chunked\r\nX-Forwarded-Uri: /wp-admin\r\nX-Original-Method: GET\r\n"
+            b"X-Original-URI: /wp-admin\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
     odd = []
     for i in range(300):
         m = bytearray(seed)
@@ -246,6 +309,14 @@ def config_file(t, serve, rules, tmp):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
     t.ok(bad.returncode == 2 and b"unknown option '--bogus'" in bad.stderr,
          "unknown option: exit 2 with a message", bad.stderr)
+    for value, msg in [("127.0.0.1:1", b"'127.0.0.1:1' does not name the proxy in front: "
+                                       b"write PROXY=ADDR"),
+                       ("apache=127.0.0.1:1", b"unknown proxy 'apache'"),
+                       ("nginx=", b"empty address")]:
+        bad = subprocess.run([serve, rules, "--listen-auth", value, "--check"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
+        t.ok(bad.returncode == 2 and msg in bad.stderr,
+             "--listen-auth %s: exit 2 with a message" % value, bad.stderr)
     junk = os.path.join(tmp, "junk.bin")
     with open(junk, "wb") as f:
         f.write(b"not a rules file at all")
@@ -417,17 +488,26 @@ def main():
     try:
         rules = os.path.join(tmp, "rules.bin")
         compile_rules(classifyc, SOURCE_ROOT, os.path.join(SOURCE_ROOT, "examples", "main.clf"), rules)
-        P = {"pass": free_port(), "auth": free_port(), "admin": free_port()}
+        P = {"pass": free_port(), "auth": free_port(), "auth_caddy": free_port(),
+             "admin": free_port()}
         unix = os.path.join(tmp, "serve.sock")
+        access_log = os.path.join(tmp, "main-access.log")
         p = start_serve(serve, [rules, "--listen", "127.0.0.1:%d" % P["pass"],
-                                "--listen-auth", "127.0.0.1:%d" % P["auth"],
+                                "--listen-auth", "nginx=127.0.0.1:%d" % P["auth"],
+                                "--listen-auth", "caddy=127.0.0.1:%d" % P["auth_caddy"],
+                                "--access-log", access_log,
                                 "--listen-admin", "127.0.0.1:%d" % P["admin"],
                                 "--listen", "unix:" + unix, "--threads", "2",
                                 "--request-timeout", "1", "--max-header-bytes", "8192"],
                         tmp, admin_port=P["admin"])
-        wait_port(P["pass"])
-        wait_port(P["auth"])
+        for port in (P["pass"], P["auth"], P["auth_caddy"]):
+            wait_port(port)
+        said = ("listening on 127.0.0.1:%d (forward-auth behind nginx: the method from "
+                "X-Original-Method, the URI from X-Original-URI)" % P["auth"])
+        t.ok(wait_for(lambda: said in p.output()),
+             "the start-up log says which headers each forward-auth listener reads", p.output())
         protocols(t, P, unix)
+        forward_auth_headers(t, P, p, access_log)
         keepalive(t, P)
         bad_input(t, P)
         admin(t, P)

@@ -5,6 +5,8 @@
 -- Usage: http-request lua.classify http://IP:PORT/
 -- If classify-serve cannot be reached the verdict is "error", which
 -- haproxy.cfg lets through (fail open); match it too to fail closed.
+-- The client's method, URI and address are set here, replacing any the
+-- client sent: classify-serve's haproxy= listener reads these headers.
 core.register_action("classify", { "http-req" }, function(txn, url)
     local headers = {}
     -- the client's headers (HAProxy's tables count from 0)
@@ -22,6 +24,7 @@ core.register_action("classify", { "http-req" }, function(txn, url)
     local xff = txn.sf:req_fhdr("x-forwarded-for")
     if xff and xff ~= "" then xff = xff .. ", " .. txn.sf:src() else xff = txn.sf:src() end
     headers["x-forwarded-for"] = { xff }
+    headers["x-real-ip"] = nil
     local res = core.httpclient():get{ url = url, headers = headers, timeout = 2000 }
     local verdict, reason = "error", ""
     if res and res.headers then
