@@ -21,7 +21,9 @@ sends requests through it:
   verdict for the request the proxy serves: the method and URI the rules
   saw (the access log) are those the backend received, and req.client_ip
   is the client's address (the client connects from 127.0.0.2 or
-  127.0.0.3; only the proxies' 127.0.0.1 is a trusted proxy).
+  127.0.0.3; only the proxies' 127.0.0.1 is a trusted proxy);
+- a request classify-serve refuses (431: too many headers) is not let
+  through to the backend.
 
 Traefik is not in Debian: its forwardAuth request (what Traefik 2 and 3
 send, from their source: pkg/middlewares/auth/forward.go and
@@ -172,6 +174,18 @@ def client_ip(t, name, port, backend):
         got = (r.status, r.header("x-classify-reason") if r.status == 403 else None)
         t.ok(got == want, "%s: forged by the client, %s: req.client_ip unchanged" % (name, what),
              repr(r))
+
+
+def refused_is_not_let_through(t, name, port, backend):
+    """A request classify-serve refuses to classify (431 here: more header
+    lines than --max-headers, under the proxy's own limit) must not reach
+    the backend unclassified."""
+    mark = "too-many-headers-" + name.replace(" ", "-")
+    h = [("X-Pad-%d" % i, "1") for i in range(96)]
+    r = request(port, "/article?%s" % mark, ua=BOT_UA, headers=h, source=CLIENT_IP)
+    t.ok(r.status is not None and r.status >= 400 and not seen_with(backend, mark),
+         "%s: a request classify-serve answers 431 does not reach the backend (got %s)"
+         % (name, r.status), repr(r))
 
 
 # ---------------------------------------------------------------------------
@@ -342,6 +356,7 @@ def main():
                 check_through(t, label, port, backend, post_todo=post_todo,
                               accept_reason_header=accept_header)
                 spoofed_request(t, label, port, backend, log)
+                refused_is_not_let_through(t, label, port, backend)
             return check
 
         def ip_check(label):
@@ -364,6 +379,15 @@ def main():
         run_proxy(t, "haproxy (client address)", lambda: start_haproxy(tmp, "haproxy", I, backend),
                   ip_check("haproxy"))
 
+        def unreachable(port):
+            r = request(port, "/article?unreachable", ua=BOT_UA)
+            t.eq((r.status, r.header("x-classify-verdict"), r.header("x-classify-reason"), r.body),
+                 (200, "error", "", b"backend page /article?unreachable\n"),
+                 "haproxy: classify-serve unreachable: verdict error, let through (fail open, "
+                 "as documented)")
+        run_proxy(t, "haproxy (classify-serve unreachable)",
+                  lambda: start_haproxy(tmp, "haproxy", {"haproxy": free_port()}, backend),
+                  unreachable)
 
         tr = Traefik(M["traefik"], backend)
         r = tr.request("/wp-admin/install.php", ua=BROWSER_UA,

@@ -27,10 +27,15 @@ core.register_action("classify", { "http-req" }, function(txn, url)
     headers["x-real-ip"] = nil
     local res = core.httpclient():get{ url = url, headers = headers, timeout = 2000 }
     local verdict, reason = "error", ""
-    if res and res.headers then
-        local v, r = res.headers["x-classify-verdict"], res.headers["x-classify-reason"]
-        if v then verdict = v[0] end
-        if r then reason = r[0] end
+    local h = res and res.headers or {}
+    if h["x-classify-verdict"] then
+        verdict = h["x-classify-verdict"][0]
+        if h["x-classify-reason"] then reason = h["x-classify-reason"][0] end
+    elseif res and res.status and res.status >= 400 and res.status < 500 then
+        -- classify-serve refused to classify the request (400 malformed,
+        -- 408, 431 too large): reject, as nginx and Caddy do; HAProxy's
+        -- own 503 or 504 (unreachable, timeout) stays "error"
+        verdict, reason = "reject", "classify-serve-" .. res.status
     end
     txn:set_var("txn.classify_verdict", verdict)
     txn:set_var("txn.classify_reason", reason)
