@@ -22,6 +22,8 @@ sends requests through it:
   saw (the access log) are those the backend received, and req.client_ip
   is the client's address (the client connects from 127.0.0.2 or
   127.0.0.3; only the proxies' 127.0.0.1 is a trusted proxy);
+- URIs that a backend may normalise (dot segments, percent-encoding,
+  absolute-form) reach the rules as the backend receives them;
 - a request classify-serve refuses (431: too many headers) is not let
   through to the backend.
 
@@ -34,14 +36,15 @@ that the docs show each recipe.
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_common import (BOT_UA, BROWSER_UA, Backend, Proc, Tap,  # noqa: E402
-                          compile_rules, free_port, read_recipe, request,
+from serve_common import (BOT_UA, BROWSER_UA, Backend, Proc, Response, Tap,  # noqa: E402
+                          compile_rules, free_port, raw_exchange, read_recipe, request,
                           start_serve, substitute, wait_port)
 
 # The client's addresses: neither is a trusted proxy (only 127.0.0.1 is,
@@ -174,6 +177,51 @@ def client_ip(t, name, port, backend):
         got = (r.status, r.header("x-classify-reason") if r.status == 403 else None)
         t.ok(got == want, "%s: forged by the client, %s: req.client_ip unchanged" % (name, what),
              repr(r))
+
+
+# URIs a backend may read otherwise than as sent. The rules must see what
+# the backend receives: then a rule can at least allow for the forms.
+ODD_URIS = ["/x/../wp-admin/install.php", "/./wp-admin/install.php", "//wp-admin/install.php",
+            "/wp%2Dadmin/install.php", "/wp-admin%2Finstall.php", "/%77p-admin/install.php",
+            "/WP-ADMIN/install.php", "/article?q=/wp-admin/", "/a%20b", "/x/../article",
+            "/wp-admin/install.php#x", "/article#x", "ABSOLUTE/wp-admin/install.php",
+            "ABSOLUTE/article"]
+
+
+def strip_authority(uri):
+    m = re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?]*", uri)
+    return uri[m.end():] or "/" if m else uri
+
+
+def odd_uris(t, name, port, backend, access_log):
+    """For each ODD_URIS entry: what the proxy answers, what the backend
+    receives and what the rules saw (printed as TAP comments; the table in
+    docs/classify-serve.md, "URI normalisation", comes from them); the
+    rules must have seen exactly what the backend received."""
+    rows, mismatches = [], []
+    for i, uri in enumerate(ODD_URIS):
+        mark = "odd%d%s" % (i, name.replace(" ", ""))
+        if uri.startswith("ABSOLUTE"):
+            uri = "http://127.0.0.1:%d" % port + uri[len("ABSOLUTE"):]
+        base, frag = uri.split("#", 1) if "#" in uri else (uri, None)
+        target = base + ("&" if "?" in base else "?") + "m=" + mark + ("#" + frag if frag else "")
+        raw = raw_exchange(port, ("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUser-Agent: %s\r\n"
+                                  "Connection: close\r\n\r\n" % (target, port, BROWSER_UA)).encode(),
+                           source=CLIENT_IP)
+        r = Response(raw)
+        got = seen_with(backend, mark)
+        lines = wait_log(access_log, mark, timeout=0.5 if not got else 3.0)
+        saw = [strip_authority(l["uri"]) for l in lines]
+        rows.append("%s: %-34s -> %s %-10s backend %-44s rules %s" % (
+            name, uri.replace("127.0.0.1:%d" % port, "HOST"), r.status,
+            r.header("x-classify-reason") or "", [strip_authority(p) for _, p in got] or "-",
+            saw or "-"))
+        if got and [strip_authority(p) for _, p in got] != saw:
+            mismatches.append(rows[-1])
+    t.ok(not mismatches, "%s: the rules saw every odd URI exactly as the backend received it"
+         % name, "\n".join(mismatches))
+    for row in rows:
+        t.note(row)
 
 
 def refused_is_not_let_through(t, name, port, backend):
@@ -356,6 +404,7 @@ def main():
                 check_through(t, label, port, backend, post_todo=post_todo,
                               accept_reason_header=accept_header)
                 spoofed_request(t, label, port, backend, log)
+                odd_uris(t, label, port, backend, log)
                 refused_is_not_let_through(t, label, port, backend)
             return check
 
