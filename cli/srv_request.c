@@ -43,6 +43,7 @@ static int on_message_begin(llhttp_t *p)
     r->method.len = r->url.len = 0;
     r->n = 0;
     r->field_open = 0;
+    r->te_seen = 0;
     r->err_status = 0;
     r->err_what = NULL;
     return 0;
@@ -88,6 +89,8 @@ static int on_header_field_complete(llhttp_t *p)
     for (uint32_t i = 0; i < nm.len; i++)
         if (!http_is_tchar((unsigned char)s[i]))
             return refuse(p, 400, "invalid character in header name");
+    if (srv_name_is(s, nm.len, "transfer-encoding", 17))
+        r->te_seen = 1;
     return 0;
 }
 
@@ -129,6 +132,20 @@ static int on_headers_complete(llhttp_t *p)
 {
     if (p->http_major != 1 || p->http_minor > 1)
         return refuse(p, 400, "unsupported HTTP version");
+    /* RFC 9112, 6.3: when the last transfer coding of a request is not
+     * chunked, its length cannot be known: 400, then close. llhttp checks
+     * that only after this callback returns, and here we pause to answer
+     * the head, so its check came too late (a 421 was sent, then the
+     * connection closed without a word). Its flags tell: F_TRANSFER_ENCODING
+     * for any Transfer-Encoding line, F_CHUNKED while chunked is the last
+     * coding seen. */
+    srv_req *r = req_of(p);
+    int te = r->te_seen || (p->flags & F_TRANSFER_ENCODING); /* llhttp 8.1 skips an empty value */
+    if (te && !(p->flags & F_CHUNKED))
+        return refuse(p, 400, "Transfer-Encoding whose last coding is not chunked");
+    /* RFC 9112, 6.1: in HTTP/1.0 a Transfer-Encoding means faulty framing. */
+    if (te && p->http_minor == 0)
+        return refuse(p, 400, "Transfer-Encoding in an HTTP/1.0 request");
     req_of(p)->event = SRV_EV_HEADERS;
     return HPE_PAUSED;
 }

@@ -7,7 +7,9 @@
  * where a server should be as strict: header names must be RFC 9110
  * tokens (llhttp 8.1 lets "Name : value" through), obsolete line folding
  * is refused, values lose surrounding whitespace, and only HTTP/1.0 and
- * HTTP/1.1 are spoken. Beyond --max-headers the request gets 431.
+ * HTTP/1.1 are spoken. A Transfer-Encoding whose last coding is not
+ * chunked, or any in HTTP/1.0, gets 400 (RFC 9112, 6.3 and 6.1). Beyond
+ * --max-headers the request gets 431.
  */
 #ifndef CLI_SRV_REQUEST_H
 #define CLI_SRV_REQUEST_H
@@ -35,6 +37,7 @@ typedef struct srv_req {
     unsigned n, cap, max; /* headers: used, allocated, --max-headers */
     int field_open;       /* the last header's name is still being read */
     uint32_t value_end;   /* end of the last value piece (fold check) */
+    int te_seen;          /* a Transfer-Encoding line, even an empty one */
     int event;            /* srv_req_event */
     unsigned err_status;  /* 400 or 431 when a callback refused */
     const char *err_what;

@@ -192,6 +192,27 @@ def bad_input(t, P):
     for data, name in cases:
         r = Response(raw_exchange(P["pass"], data))
         t.eq((r.status, r.header("connection")), (400, "close"), "400 and close: " + name)
+    # RFC 9112, 6.3 and 6.1: no verdict, only a 400, then close (not a
+    # keep-alive 421 followed by a silent close), on both listeners.
+    next_request = b"GET / HTTP/1.1\r\nUser-Agent: x\r\n\r\n"
+    for te, version in [(b"gzip", b"1.1"), (b"chunked, gzip", b"1.1"), (b"identity", b"1.1"),
+                        (b"chunked\r\nTransfer-Encoding: gzip", b"1.1"), (b"", b"1.1"),
+                        (b"gzip, chunked", b"1.0")]:
+        for listener in ["pass", "auth"]:
+            data = (b"POST / HTTP/" + version + b"\r\nUser-Agent: x\r\nX-Original-Method: POST\r\n"
+                    b"X-Original-URI: /\r\nTransfer-Encoding: " + te + b"\r\n\r\n0\r\n\r\n" +
+                    next_request)
+            out = raw_exchange(P[listener], data)
+            r = Response(out)
+            t.ok((re.findall(rb"HTTP/1.1 (\d+)", out), r.header("connection"),
+                  r.header("x-classify-verdict")) == ([b"400"], "close", None),
+                 "%s: Transfer-Encoding: %s in HTTP/%s: 400 (no verdict), then close"
+                 % (listener, te.decode().replace("\r\n", " / "), version.decode()), repr(out))
+    out = raw_exchange(P["pass"], b"POST / HTTP/1.1\r\nUser-Agent: x\r\nTransfer-Encoding: gzip, "
+                       b"chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" + next_request[:-2] +
+                       b"Connection: close\r\n\r\n")
+    t.eq(re.findall(rb"HTTP/1.1 (\d+)", out), [b"421", b"421"],
+         "Transfer-Encoding: gzip, chunked (chunked last) is read, and the next request answered")
     big = b"GET / HTTP/1.1\r\nUser-Agent: x\r\nX-Big: " + b"a" * 200000 + b"\r\n\r\n"
     r = Response(raw_exchange(P["pass"], big))
     t.eq(r.status, 431, "431: a head over --max-header-bytes (the client reads it, no reset)")
