@@ -28,11 +28,14 @@ void srv_access_log_close(void);
 int srv_access_log_enabled(void);
 
 /* A JSON line under construction, in a caller-owned buffer (one per
- * worker: no allocation per request). Overlong fields are cut, never
- * overflowed; the line always ends in "}\n". */
+ * worker: no allocation per request). A string value is cut after
+ * SRV_JLINE_STR_MAX bytes as written; a field that still does not fit is
+ * left out whole. The line is always valid JSON ending in "}\n". */
+#define SRV_JLINE_STR_MAX 1024
 typedef struct srv_jline {
     char *buf;
     size_t cap, len;
+    int overflow; /* the field being written did not fit */
 } srv_jline;
 
 void srv_jline_begin(srv_jline *j);

@@ -148,6 +148,36 @@ def forward_auth_headers(t, P, serve_p, access_log):
     t.eq(r.status, 421, "pass-through: every forwarding header for the URI and method is ignored")
 
 
+def access_log_long_fields(t, P, access_log):
+    """A line stays one JSON object with every field however long the
+    request's fields are (long ones are cut, never the line's syntax);
+    the head stays under the --max-header-bytes 8192 of this instance."""
+    ua = b'"\\' + b"\xe9" * 1500 + b"Mozilla/5.0"  # 9,000 bytes escaped
+    target = b"/long-fields/" + b"a" * 2000
+    raw_exchange(P["pass"], b"GET " + target + b" HTTP/1.1\r\nUser-Agent: " + ua +
+                 b"\r\nHost: " + b"h" * 1500 + b"\r\nX-Forwarded-For: " + b"1" * 1500 +
+                 b"\r\nConnection: close\r\n\r\n")
+    line = None
+    for _ in range(100):
+        with open(access_log, "rb") as f:
+            line = next((l for l in f if b"/long-fields/" in l), None)
+        if line:
+            break
+        time.sleep(0.02)
+    try:
+        rec = json.loads(line)
+    except (TypeError, ValueError) as e:
+        rec = None
+        t.ok(False, "access log: a request with long fields gives one JSON object", repr(e))
+    if rec is not None:
+        t.ok(rec.get("status") == 421 and rec.get("verdict") == "accept" and
+             rec.get("duration_us") is not None and
+             rec["user_agent"].startswith('"\\\xe9') and rec["uri"].startswith("/long-fields/aaa") and
+             len(line) <= 8192,
+             "access log: a request with long fields gives one JSON object with every field, "
+             "each value cut (%d bytes)" % len(line), repr(rec)[:300])
+
+
 def keepalive(t, P):
     s = Conn(P["pass"])
     got = []
@@ -529,6 +559,7 @@ def main():
              "the start-up log says which headers each forward-auth listener reads", p.output())
         protocols(t, P, unix)
         forward_auth_headers(t, P, p, access_log)
+        access_log_long_fields(t, P, access_log)
         keepalive(t, P)
         bad_input(t, P)
         admin(t, P)
