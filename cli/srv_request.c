@@ -170,6 +170,28 @@ void srv_req_settings(llhttp_settings_t *s)
     s->on_message_complete = on_message_complete;
 }
 
+srv_feed srv_req_feed(llhttp_t *p, const char *buf, size_t len, size_t *used)
+{
+    srv_req *r = req_of(p);
+    llhttp_errno_t rc = llhttp_execute(p, buf, len);
+    *used = len;
+    if (rc == HPE_OK)
+        return SRV_FEED_MORE;
+    if (rc == HPE_PAUSED_UPGRADE)
+        return SRV_FEED_UPGRADE;
+    if (rc != HPE_PAUSED) {
+        if (r->err_status == 0)
+            r->err_status = 400; /* llhttp's own errors */
+        return SRV_FEED_ERROR;
+    }
+    /* Only our callbacks pause, each after naming its event. */
+    *used = (size_t)(llhttp_get_error_pos(p) - buf);
+    llhttp_resume(p);
+    int ev = r->event;
+    r->event = SRV_EV_NONE;
+    return ev == SRV_EV_HEADERS ? SRV_FEED_HEAD : SRV_FEED_END;
+}
+
 int srv_req_init(srv_req *r, char *const *base, unsigned max)
 {
     memset(r, 0, sizeof *r);
