@@ -247,6 +247,30 @@ static void print_version(void)
            (unsigned long)clf_format_version(), uv_version_string());
 }
 
+/* Names the listener as it was given: "--listen-auth nginx=ADDR: ...". */
+static void listener_error(const srv_listen_cfg *l, const char *err)
+{
+    srv_log_error("--%s %s%s%s: %s",
+                  l->proto == SRV_PASS_THROUGH ? "listen"
+                  : l->proto == SRV_FORWARD_AUTH ? "listen-auth"
+                                                 : "listen-admin",
+                  l->auth ? l->auth->name : "", l->auth ? "=" : "", l->addr, err);
+}
+
+/* --check: what open_listeners and the access log's opening check, short
+ * of binding and of writing. */
+static int check_start(const srv_config *cfg)
+{
+    for (size_t i = 0; i < cfg->listen_count; i++) {
+        char err[256];
+        if (srv_listen_check(cfg->listens[i].addr, err, sizeof err) != 0) {
+            listener_error(&cfg->listens[i], err);
+            return -1;
+        }
+    }
+    return cfg->access_log != NULL ? srv_access_log_check(cfg->access_log) : 0;
+}
+
 static int open_listeners(srv_server *srv, const srv_config *cfg)
 {
     srv->listeners = calloc(cfg->listen_count ? cfg->listen_count : 1, sizeof *srv->listeners);
@@ -256,11 +280,7 @@ static int open_listeners(srv_server *srv, const srv_config *cfg)
         char err[256];
         if (srv_listen_open(&srv->listeners[i], cfg->listens[i].addr, cfg->listens[i].proto,
                             err, sizeof err) != 0) {
-            srv_log_error("--%s %s: %s",
-                          cfg->listens[i].proto == SRV_PASS_THROUGH ? "listen"
-                          : cfg->listens[i].proto == SRV_FORWARD_AUTH ? "listen-auth"
-                                                                      : "listen-admin",
-                          cfg->listens[i].addr, err);
+            listener_error(&cfg->listens[i], err);
             return -1;
         }
         srv->listeners[i].auth = cfg->listens[i].auth;
@@ -329,8 +349,11 @@ static int run(srv_server *srv, srv_config *cfg)
     srv->rules.notify_ud = &m.collect;
 
     if (cfg->check_only) {
-        printf("%s: ok (%zu bytes)\n", cfg->rules_path, first->file_bytes);
-        status = EXIT_OK;
+        status = EXIT_USAGE;
+        if (check_start(cfg) == 0) {
+            printf("%s: ok (%zu bytes)\n", cfg->rules_path, first->file_bytes);
+            status = EXIT_OK;
+        }
         goto out;
     }
     raise_fd_limit(cfg);

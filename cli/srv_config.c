@@ -64,7 +64,9 @@ const char srv_usage_text[] =
     "  --config FILE            read options from FILE: one 'NAME VALUE' per\n"
     "                           line, NAME a long option without '--', plus\n"
     "                           'rules FILE'; '#' starts a comment\n"
-    "  --check                  load the config and rules, then exit\n"
+    "  --check                  run every check of a start (config, rules,\n"
+    "                           listener addresses, access log) short of\n"
+    "                           binding, print 'RULES: ok', exit\n"
     "  --help, --version\n"
     "\n"
     "Signals: SIGHUP reloads RULES.bin (a bad file is refused and the old\n"
@@ -457,7 +459,7 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
     size_t serving = 0;
     for (size_t i = 0; i < cfg->listen_count; i++)
         serving += cfg->listens[i].proto != SRV_ADMIN;
-    if (serving == 0 && !cfg->check_only) {
+    if (serving == 0) { /* --check too: it says whether this would start */
         cli_usage_error(PROG, "nothing to serve: give --listen or --listen-auth");
         return SRV_ARGS_BAD;
     }

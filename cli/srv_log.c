@@ -76,6 +76,28 @@ int srv_access_log_open(const char *path)
     return 0;
 }
 
+int srv_access_log_check(const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return 0;
+    /* O_EXCL: a file made only to see that it can be made is removed
+     * again. O_NONBLOCK: a FIFO without a reader yet is not an error
+     * (ENXIO), only a wait at start. */
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NONBLOCK, 0644);
+    int made = fd >= 0;
+    if (fd < 0 && errno == EEXIST)
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno != ENXIO) {
+        srv_log_error("%s: cannot open the access log: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (made)
+        unlink(path);
+    return 0;
+}
+
 void srv_access_log_close(void)
 {
     int fd = atomic_exchange(&access_fd, -1);

@@ -25,6 +25,9 @@ void srv_log_error(const char *fmt, ...) SRV_PRINTF(1, 2);
  * logging why (a failed reopen keeps the old file). */
 int srv_access_log_open(const char *path);
 void srv_access_log_close(void);
+/* --check: whether srv_access_log_open(path) would succeed, leaving no
+ * file behind and nothing open. Returns 0, or -1 after logging why. */
+int srv_access_log_check(const char *path);
 int srv_access_log_enabled(void);
 
 /* A JSON line under construction, in a caller-owned buffer (one per

@@ -384,6 +384,44 @@ def config_file(t, serve, rules, tmp):
     t.ok(bad.returncode == 2 and b"in use" in bad.stderr, "a port in use: exit 2", bad.stderr)
 
 
+def check_mode(t, serve, rules, tmp):
+    """--check refuses what the start refuses (short of binding) and
+    leaves nothing behind."""
+    def run(args):
+        return subprocess.run([serve, rules] + args, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=20)
+    port = free_port()
+    plain = os.path.join(tmp, "a-file")
+    with open(plain, "w") as f:
+        f.write("not a socket\n")
+    cases = [
+        (["--listen", "127.0.0.1:0"], b"--listen 127.0.0.1:0: expected HOST:PORT"),
+        (["--listen-auth", "nginx=127.0.0.1:70000"], b"--listen-auth nginx=127.0.0.1:70000: expected"),
+        (["--listen", "127.0.0.1:%d" % port, "--listen-admin", "unix:" + plain],
+         b"exists and is not a socket"),
+        (["--listen", "127.0.0.1:%d" % port, "--access-log", os.path.join(tmp, "no-dir", "a.log")],
+         b"cannot open the access log: No such file or directory"),
+        (["--listen", "127.0.0.1:%d" % port, "--access-log", tmp], b"cannot open the access log"),
+        (["--listen-admin", "127.0.0.1:%d" % port], b"nothing to serve"),
+    ]
+    for args, msg in cases:
+        checked, started = run(args + ["--check"]), run(args)
+        t.ok(checked.returncode == 2 and msg in checked.stderr and b"ok" not in checked.stdout
+             and started.returncode == 2 and msg in started.stderr,
+             "--check %s: refused (exit 2) as the start is" % " ".join(args),
+             "check: %r %r\nstart: %r" % (checked.returncode, checked.stderr, started.stderr))
+    log = os.path.join(tmp, "check-access.log")
+    ok = run(["--listen", "127.0.0.1:%d" % port, "--access-log", log, "--check"])
+    t.ok(ok.returncode == 0 and ok.stdout.startswith(rules.encode() + b": ok (") and
+         not os.path.exists(log),
+         "--check with good settings: ok, and no access log left behind", ok)
+    with open(log, "w") as f:
+        f.write("kept\n")
+    ok = run(["--listen", "127.0.0.1:%d" % port, "--access-log", log, "--check"])
+    t.ok(ok.returncode == 0 and open(log).read() == "kept\n",
+         "--check with an existing access log: ok, the log untouched", ok)
+
+
 def reload_tests(t, serve, classifyc, rules_good, tmp):
     other_src = os.path.join(tmp, "other.clf")
     with open(other_src, "w") as f:
@@ -568,6 +606,7 @@ def main():
         p = None
         help_matches_docs(t, serve)
         config_file(t, serve, rules, tmp)
+        check_mode(t, serve, rules, tmp)
         reload_tests(t, serve, classifyc, rules, tmp)
         client_ip(t, serve, classifyc, tmp)
         shutdown(t, serve, rules, tmp)
