@@ -117,6 +117,10 @@ def forward_auth_headers(t, P, serve_p, access_log):
         r = request(port, "/", ua=BROWSER_UA, headers=[
             (own_m, "GET"), (own_u, "/fine"), (other_u, "/wp-admin/install.php")])
         t.eq(r.status, 200, name + "%s does not make a request a probe either" % other_u)
+        r = request(port, "/", ua=BROWSER_UA, headers=[
+            (own_m, "GET"), (own_u, "/fine"), (own_u.replace("-", "_"), "/wp-admin/"),
+            (own_u.replace("-", "_", 1), "/wp-admin/")])
+        t.eq(r.status, 200, name + "%s with underscores is another header (ignored)" % own_u)
         mark = "/view-%s?m=1" % proxy
         r = request(port, "/own-target", ua=BROWSER_UA, method="POST",
                     headers=[(own_m, "DELETE"), (other_m, "PUT"), (own_u, mark)])
