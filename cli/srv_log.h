@@ -35,6 +35,7 @@ int srv_access_log_enabled(void);
  * SRV_JLINE_STR_MAX bytes as written; a field that still does not fit is
  * left out whole. The line is always valid JSON ending in "}\n". */
 #define SRV_JLINE_STR_MAX 1024
+#define SRV_JLINE_CAP 8192 /* a worker's line buffer: every field fits */
 typedef struct srv_jline {
     char *buf;
     size_t cap, len;

@@ -53,7 +53,6 @@
 #endif
 
 #define FUZZ_MAX_INPUT (64u << 10)
-#define LOG_LINE_MAX 8192 /* as srv_worker.c */
 
 static srv_config cfg;
 static srv_server srv;
@@ -104,8 +103,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (srv_metrics_init(&worker.metrics) != 0) exit(1);
     worker.rules = srv_rules_acquire(&srv.rules);
     worker.gen = worker.rules->generation;
-    worker.log.buf = malloc(LOG_LINE_MAX);
-    worker.log.cap = LOG_LINE_MAX;
+    worker.log.buf = malloc(SRV_JLINE_CAP);
+    worker.log.cap = SRV_JLINE_CAP;
     if (!worker.log.buf) exit(1);
     srv.workers = &worker;
     srv.nworkers = 1;
