@@ -1,7 +1,7 @@
 /*
  * classify-serve: a decision service for reverse proxies.
  *
- *   classify-serve RULES.bin --listen ADDR [--listen-auth ADDR]
+ *   classify-serve RULES.bin --listen ADDR [--listen-auth PROXY=ADDR]
  *                  [--listen-admin ADDR] [OPTION]...
  *
  * The main thread parses the options, loads the rules, opens the
@@ -247,6 +247,30 @@ static void print_version(void)
            (unsigned long)clf_format_version(), uv_version_string());
 }
 
+/* Names the listener as it was given: "--listen-auth nginx=ADDR: ...". */
+static void listener_error(const srv_listen_cfg *l, const char *err)
+{
+    srv_log_error("--%s %s%s%s: %s",
+                  l->proto == SRV_PASS_THROUGH ? "listen"
+                  : l->proto == SRV_FORWARD_AUTH ? "listen-auth"
+                                                 : "listen-admin",
+                  l->auth ? l->auth->name : "", l->auth ? "=" : "", l->addr, err);
+}
+
+/* --check: what open_listeners and the access log's opening check, short
+ * of binding and of writing. */
+static int check_start(const srv_config *cfg)
+{
+    for (size_t i = 0; i < cfg->listen_count; i++) {
+        char err[256];
+        if (srv_listen_check(cfg->listens[i].addr, err, sizeof err) != 0) {
+            listener_error(&cfg->listens[i], err);
+            return -1;
+        }
+    }
+    return cfg->access_log != NULL ? srv_access_log_check(cfg->access_log) : 0;
+}
+
 static int open_listeners(srv_server *srv, const srv_config *cfg)
 {
     srv->listeners = calloc(cfg->listen_count ? cfg->listen_count : 1, sizeof *srv->listeners);
@@ -256,13 +280,10 @@ static int open_listeners(srv_server *srv, const srv_config *cfg)
         char err[256];
         if (srv_listen_open(&srv->listeners[i], cfg->listens[i].addr, cfg->listens[i].proto,
                             err, sizeof err) != 0) {
-            srv_log_error("--%s %s: %s",
-                          cfg->listens[i].proto == SRV_PASS_THROUGH ? "listen"
-                          : cfg->listens[i].proto == SRV_FORWARD_AUTH ? "listen-auth"
-                                                                      : "listen-admin",
-                          cfg->listens[i].addr, err);
+            listener_error(&cfg->listens[i], err);
             return -1;
         }
+        srv->listeners[i].auth = cfg->listens[i].auth;
         srv->nlisteners++;
     }
     return 0;
@@ -328,8 +349,11 @@ static int run(srv_server *srv, srv_config *cfg)
     srv->rules.notify_ud = &m.collect;
 
     if (cfg->check_only) {
-        printf("%s: ok (%zu bytes)\n", cfg->rules_path, first->file_bytes);
-        status = EXIT_OK;
+        status = EXIT_USAGE;
+        if (check_start(cfg) == 0) {
+            printf("%s: ok (%zu bytes)\n", cfg->rules_path, first->file_bytes);
+            status = EXIT_OK;
+        }
         goto out;
     }
     raise_fd_limit(cfg);
@@ -349,9 +373,15 @@ static int run(srv_server *srv, srv_config *cfg)
             goto out;
     if (start_main_handles(&m) != 0 || start_workers(srv) != 0)
         goto out;
-    for (size_t i = 0; i < srv->nlisteners; i++)
-        srv_log_info("listening on %s (%s)", srv->listeners[i].name,
-                     srv_proto_name(srv->listeners[i].proto));
+    for (size_t i = 0; i < srv->nlisteners; i++) {
+        const srv_listener *l = &srv->listeners[i];
+        if (l->auth != NULL)
+            srv_log_info("listening on %s (%s behind %s: the method from %s, the URI from %s)",
+                         l->name, srv_proto_name(l->proto), l->auth->name, l->auth->method_hdr,
+                         l->auth->uri_hdr);
+        else
+            srv_log_info("listening on %s (%s)", l->name, srv_proto_name(l->proto));
+    }
     srv_log_info("serving %s (%zu bytes) with %u worker threads", cfg->rules_path,
                  first->file_bytes, srv->nworkers);
 

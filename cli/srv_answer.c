@@ -6,25 +6,37 @@
  *   empty body (Caddy reuses the upstream connection only then), reject =
  *   --reject-status with the reject body.
  * forward-auth: the request is the proxy's question; the client's method
- *   and URI come from X-Forwarded-Method / X-Forwarded-Uri (Caddy,
- *   Traefik) or X-Original-Method / X-Original-URI (nginx), else from the
- *   question itself. Its other headers are the client's, which the proxy
- *   copies. accept = --auth-accept-status, reject = --auth-reject-status.
+ *   and URI come from the two headers that the listener's proxy sets
+ *   itself (srv_auth_proxy: X-Original-Method / X-Original-URI behind
+ *   nginx, X-Forwarded-Method / X-Forwarded-Uri behind Caddy, Traefik and
+ *   HAProxy), exactly one of each; any other forwarding header is ignored,
+ *   since the proxy passes the client's own headers on and a client could
+ *   otherwise choose what is classified. Its other headers are the
+ *   client's, which the proxy copies. accept = --auth-accept-status,
+ *   reject = --auth-reject-status.
  * Both: every header goes to the rules as received, and the peer address
  *   is given to the library, which derives req.client_ip from it and the
  *   trusted proxies.
  */
+#include "http_token.h"
 #include "srv_answer.h"
 #include "srv_trust.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Why a forward-auth request has no client method or URI to classify. */
+enum view_bad { VIEW_OK, VIEW_MISSING, VIEW_REPEATED, VIEW_BAD_METHOD, VIEW_BAD_KINDS };
 
 typedef struct view {
     const char *base;
     const char *method, *target;
     size_t method_len, target_len;
     int expect; /* Expect: with a body to come */
+    int bad;    /* view_bad; not VIEW_OK: answer 400 */
+    const char *bad_hdr; /* the header it is about */
 } view;
 
 static const char *span_ptr(const view *v, srv_span s)
@@ -34,37 +46,100 @@ static const char *span_ptr(const view *v, srv_span s)
 
 #define IS(p, n, lit) srv_name_is((p), (n), (lit), sizeof(lit) - 1)
 
-/* Method and target the rules should see, by protocol. X-Forwarded-*
- * wins over X-Original-* when both are present: it is what Caddy and
- * Traefik set themselves, whatever the client sent. */
+static unsigned char ascii_lower(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+/* ASCII case-insensitive equality of a span with a header name. */
+static int hdr_is(const char *p, size_t n, const char *name)
+{
+    if (strlen(name) != n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (ascii_lower((unsigned char)p[i]) != ascii_lower((unsigned char)name[i]))
+            return 0;
+    return 1;
+}
+
+static int is_token(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!http_is_tchar((unsigned char)p[i]))
+            return 0;
+    return n > 0;
+}
+
+/* Method and target the rules should see, by protocol (see the top of
+ * this file). When a forward-auth request lacks them, v->bad says why and
+ * the request's own method and target stand in (for the access log). */
 static void build_view(const srv_conn *c, view *v)
 {
     const srv_req *r = &c->req;
-    srv_span fm = {0, 0}, om = {0, 0}, fu = {0, 0}, ou = {0, 0};
+    const srv_auth_proxy *ap = c->l->proto == SRV_FORWARD_AUTH ? c->l->auth : NULL;
+    srv_span m = r->method, t = r->url;
+    unsigned nm = 0, nt = 0;
     v->base = c->in;
     v->expect = 0;
+    v->bad = VIEW_OK;
+    v->bad_hdr = NULL;
     for (unsigned i = 0; i < r->n; i++) {
         const char *name = span_ptr(v, r->h[i].name);
         size_t nl = r->h[i].name.len;
-        if (nl == 6 && IS(name, nl, "expect"))
+        if (nl == 6 && IS(name, nl, "expect")) {
             v->expect = 1;
-        else if (c->l->proto != SRV_FORWARD_AUTH || nl < 14 || r->h[i].value.len == 0)
-            continue;
-        else if (IS(name, nl, "x-forwarded-method"))
-            fm = r->h[i].value;
-        else if (IS(name, nl, "x-original-method"))
-            om = r->h[i].value;
-        else if (IS(name, nl, "x-forwarded-uri"))
-            fu = r->h[i].value;
-        else if (IS(name, nl, "x-original-uri"))
-            ou = r->h[i].value;
+        } else if (ap != NULL && hdr_is(name, nl, ap->method_hdr)) {
+            m = r->h[i].value;
+            nm++;
+        } else if (ap != NULL && hdr_is(name, nl, ap->uri_hdr)) {
+            t = r->h[i].value;
+            nt++;
+        }
     }
-    srv_span m = fm.len ? fm : om.len ? om : r->method;
-    srv_span t = fu.len ? fu : ou.len ? ou : r->url;
+    if (ap != NULL) {
+        /* More than one: the proxy appended to the client's instead of
+         * replacing it, and either could be the client's. */
+        if (nm != 1 || m.len == 0 || nt != 1 || t.len == 0) {
+            int method_bad = nm != 1 || m.len == 0;
+            unsigned n = method_bad ? nm : nt;
+            v->bad = n > 1 ? VIEW_REPEATED : VIEW_MISSING;
+            v->bad_hdr = method_bad ? ap->method_hdr : ap->uri_hdr;
+        } else if (!is_token(span_ptr(v, m), m.len)) {
+            v->bad = VIEW_BAD_METHOD;
+            v->bad_hdr = ap->method_hdr;
+        }
+        if (v->bad != VIEW_OK) {
+            m = r->method;
+            t = r->url;
+        }
+    }
     v->method = span_ptr(v, m);
     v->method_len = m.len;
     v->target = span_ptr(v, t);
     v->target_len = t.len;
+}
+
+/* Says once per kind (per process) why forward-auth requests get 400: a
+ * proxy that does not set the headers is misconfigured, and every one of
+ * its requests would fail the same way. */
+static void warn_bad_view(const srv_conn *c, const view *v)
+{
+    static atomic_int warned[VIEW_BAD_KINDS];
+    static const char *const pre[VIEW_BAD_KINDS] = {
+        [VIEW_MISSING] = "no (or an empty) ",
+        [VIEW_REPEATED] = "more than one ",
+        [VIEW_BAD_METHOD] = "an ",
+    };
+    static const char *const post[VIEW_BAD_KINDS] = {
+        [VIEW_MISSING] = " header",
+        [VIEW_REPEATED] = " header",
+        [VIEW_BAD_METHOD] = " header that is not a method",
+    };
+    if (atomic_exchange(&warned[v->bad], 1))
+        return;
+    srv_log_warn("%s (forward-auth behind %s): a request with %s%s%s, answered 400: the proxy "
+                 "must set it, once (docs/classify-serve.md, \"Forward-auth\"); not logged again",
+                 c->l->name, c->l->auth->name, pre[v->bad], v->bad_hdr, post[v->bad]);
 }
 
 /* Reject body for both protocols. */
@@ -164,7 +239,11 @@ void srv_answer_request(srv_conn *c, srv_answer *a)
         return;
     }
     build_view(c, &v);
-    int rc = classify(c, &v, a);
+    int rc = 400;
+    if (v.bad == VIEW_OK)
+        rc = classify(c, &v, a);
+    else
+        warn_bad_view(c, &v);
     if (rc == 400 || rc == 431) {
         a->status = (unsigned)rc;
         a->verdict = -1;

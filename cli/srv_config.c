@@ -23,8 +23,12 @@ const char srv_usage_text[] =
     "  --listen ADDR            pass-through: the proxy forwards the request;\n"
     "                           accept = 421 with an empty body, reject =\n"
     "                           --reject-status with the reject body\n"
-    "  --listen-auth ADDR       forward-auth (nginx auth_request, Caddy\n"
-    "                           forward_auth, Traefik forwardAuth, HAProxy):\n"
+    "  --listen-auth PROXY=ADDR forward-auth behind PROXY, which decides the\n"
+    "                           headers read for the client's method and URI:\n"
+    "                           nginx (auth_request): X-Original-Method and\n"
+    "                           X-Original-URI; caddy (forward_auth), traefik\n"
+    "                           (forwardAuth), haproxy (the Lua action):\n"
+    "                           X-Forwarded-Method and X-Forwarded-Uri;\n"
     "                           accept = --auth-accept-status,\n"
     "                           reject = --auth-reject-status\n"
     "  --listen-admin ADDR      GET /metrics (Prometheus) and GET /healthz\n"
@@ -60,7 +64,9 @@ const char srv_usage_text[] =
     "  --config FILE            read options from FILE: one 'NAME VALUE' per\n"
     "                           line, NAME a long option without '--', plus\n"
     "                           'rules FILE'; '#' starts a comment\n"
-    "  --check                  load the config and rules, then exit\n"
+    "  --check                  run every check of a start (config, rules,\n"
+    "                           listener addresses, access log) short of\n"
+    "                           binding, print 'RULES: ok', exit\n"
     "  --help, --version\n"
     "\n"
     "Signals: SIGHUP reloads RULES.bin (a bad file is refused and the old\n"
@@ -68,6 +74,19 @@ const char srv_usage_text[] =
     "accepting, finish the requests in flight, then exit 0.\n"
     "Every answer carries X-Classify-Verdict (accept or reject) and\n"
     "X-Classify-Reason. Errors: 400 malformed, 408 too slow, 431 too large.\n";
+
+/* What each proxy sets itself (its documentation, and the recipes the
+ * tests run): nginx's auth_request sets nothing, so the recipe sets
+ * X-Original-*; Caddy's forward_auth and Traefik's forwardAuth set
+ * X-Forwarded-Method and X-Forwarded-Uri, replacing the client's; the
+ * HAProxy recipe's Lua action sets the same two. */
+const srv_auth_proxy srv_auth_proxies[] = {
+    {"nginx", "X-Original-Method", "X-Original-URI"},
+    {"caddy", "X-Forwarded-Method", "X-Forwarded-Uri"},
+    {"traefik", "X-Forwarded-Method", "X-Forwarded-Uri"},
+    {"haproxy", "X-Forwarded-Method", "X-Forwarded-Uri"},
+    {NULL, NULL, NULL},
+};
 
 const char *srv_proto_name(srv_proto p)
 {
@@ -195,6 +214,31 @@ static int append_str(char **dst, const char *sep, const char *val)
 
 static int read_config_file(srv_config *cfg, const char *path, int depth);
 
+/* --listen-auth PROXY=ADDR: sets *auth and returns ADDR, or prints why
+ * not and returns NULL. There is no default proxy: reading the headers of
+ * the wrong one lets the client choose what is classified (a Caddy
+ * listener behind nginx would take the client's own X-Forwarded-Uri). */
+static const char *auth_proxy(const char *val, const char *where, const srv_auth_proxy **auth)
+{
+    const char *eq = strchr(val, '=');
+    if (eq == NULL) {
+        cli_usage_error(PROG, "%s: '%s' does not name the proxy in front: write PROXY=ADDR, "
+                        "PROXY one of nginx, caddy, traefik, haproxy (it decides which headers "
+                        "carry the client's method and URI; docs/classify-serve.md, "
+                        "\"Forward-auth\")", where, val);
+        return NULL;
+    }
+    for (const srv_auth_proxy *p = srv_auth_proxies; p->name != NULL; p++) {
+        if (strlen(p->name) == (size_t)(eq - val) && memcmp(p->name, val, (size_t)(eq - val)) == 0) {
+            *auth = p;
+            return eq + 1;
+        }
+    }
+    cli_usage_error(PROG, "%s: unknown proxy '%.*s' (nginx, caddy, traefik or haproxy)", where,
+                    (int)(eq - val), val);
+    return NULL;
+}
+
 /* Applies option `o` with `val` ("" for a flag). `where` names the source
  * in messages ("--name" or "FILE:LINE"). */
 static int apply(srv_config *cfg, const opt_def *o, const char *val,
@@ -251,6 +295,9 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
         }
         return 0;
     case K_LISTEN: {
+        const srv_auth_proxy *auth = NULL;
+        if (o->proto == SRV_FORWARD_AUTH && (val = auth_proxy(val, where, &auth)) == NULL)
+            return -1;
         if (val[0] == '\0') {
             cli_usage_error(PROG, "%s: empty address", where);
             return -1;
@@ -260,6 +307,7 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
             return -1;
         cfg->listens = l;
         l[cfg->listen_count].proto = o->proto;
+        l[cfg->listen_count].auth = auth;
         if ((l[cfg->listen_count].addr = strdup(val)) == NULL)
             return -1;
         cfg->listen_count++;
@@ -411,7 +459,7 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
     size_t serving = 0;
     for (size_t i = 0; i < cfg->listen_count; i++)
         serving += cfg->listens[i].proto != SRV_ADMIN;
-    if (serving == 0 && !cfg->check_only) {
+    if (serving == 0) { /* --check too: it says whether this would start */
         cli_usage_error(PROG, "nothing to serve: give --listen or --listen-auth");
         return SRV_ARGS_BAD;
     }

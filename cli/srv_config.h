@@ -17,9 +17,25 @@ typedef enum srv_proto {
 
 const char *srv_proto_name(srv_proto p);
 
+/* The proxy in front of a forward-auth listener, which decides which two
+ * headers carry the client's method and URI (docs/classify-serve.md,
+ * "Forward-auth"). Only headers that proxy sets itself, replacing any the
+ * client sent, may say what is classified: every proxy passes the
+ * client's other headers on, so any other forwarding header may be the
+ * client's own. Names are compared ignoring ASCII case. */
+typedef struct srv_auth_proxy {
+    const char *name;       /* as written before '=' in --listen-auth */
+    const char *method_hdr; /* e.g. "X-Original-Method" */
+    const char *uri_hdr;    /* e.g. "X-Original-URI" */
+} srv_auth_proxy;
+
+/* The proxies --listen-auth knows, NULL-name terminated. */
+extern const srv_auth_proxy srv_auth_proxies[];
+
 typedef struct srv_listen_cfg {
     srv_proto proto;
     char *addr; /* as given: HOST:PORT, [V6]:PORT or unix:PATH */
+    const srv_auth_proxy *auth; /* forward-auth: its proxy; else NULL */
 } srv_listen_cfg;
 
 /* What happens when classification itself fails (never for bad input:

@@ -322,31 +322,22 @@ static void process(srv_conn *c)
         kick = 0;
         if (c->state == SRV_IDLE)
             begin_request(c);
-        llhttp_errno_t rc = llhttp_execute(&c->parser, c->in + c->in_parsed,
-                                           c->in_len - c->in_parsed);
-        if (rc == HPE_OK) {
-            c->in_parsed = c->in_len;
-            break;
+        size_t used;
+        srv_feed ev = srv_req_feed(&c->parser, c->in + c->in_parsed,
+                                   c->in_len - c->in_parsed, &used);
+        if (ev == SRV_FEED_ERROR) {
+            answer_error(c, c->req.err_status);
+            return;
         }
-        if (rc == HPE_PAUSED) {
-            c->in_parsed = (size_t)(llhttp_get_error_pos(&c->parser) - c->in);
-            llhttp_resume(&c->parser);
-            int ev = c->req.event;
-            c->req.event = SRV_EV_NONE;
-            if (ev == SRV_EV_HEADERS) {
-                answer_request(c);
-                kick = 1;
-            }
-            else if (ev == SRV_EV_MESSAGE)
-                message_done(c);
-            continue;
+        c->in_parsed += used;
+        if (ev == SRV_FEED_HEAD) {
+            answer_request(c);
+            kick = 1;
+        } else if (ev == SRV_FEED_END) {
+            message_done(c);
+        } else {
+            break; /* all parsed; or an upgrade, answered and closing already */
         }
-        if (rc == HPE_PAUSED_UPGRADE) { /* answered, and closing already */
-            c->in_parsed = c->in_len;
-            break;
-        }
-        answer_error(c, c->req.err_status ? c->req.err_status : 400);
-        return;
     }
     if (c->state != SRV_HEAD && c->state != SRV_BODY && c->state != SRV_IDLE)
         return;

@@ -16,24 +16,37 @@
 
 #define BACKLOG 4096 /* the kernel caps it at net.core.somaxconn */
 
-static int open_unix(srv_listener *l, const char *path, char *err, size_t errlen)
+/* The checks on a Unix socket path before binding. Sets *stale when a
+ * socket file is there (left by a process that died, in the way of
+ * bind()); anything else at that path is not ours to remove. */
+static int check_unix(const char *path, int *stale, char *err, size_t errlen)
 {
     struct sockaddr_un sa;
     struct stat st;
+    *stale = 0;
     if (path[0] == '\0' || strlen(path) >= sizeof sa.sun_path) {
         snprintf(err, errlen, "a Unix socket path must have 1 to %zu bytes",
                  sizeof sa.sun_path - 1);
         return -1;
     }
-    /* A socket left by a process that died is in the way of bind();
-     * anything else at that path is not ours to remove. */
     if (lstat(path, &st) == 0) {
         if (!S_ISSOCK(st.st_mode)) {
             snprintf(err, errlen, "%s exists and is not a socket", path);
             return -1;
         }
-        unlink(path);
+        *stale = 1;
     }
+    return 0;
+}
+
+static int open_unix(srv_listener *l, const char *path, char *err, size_t errlen)
+{
+    struct sockaddr_un sa;
+    int stale;
+    if (check_unix(path, &stale, err, errlen) != 0)
+        return -1;
+    if (stale)
+        unlink(path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
@@ -89,7 +102,8 @@ static int split_host_port(const char *addr, char *host, size_t hostcap,
     return 0;
 }
 
-static int open_inet(srv_listener *l, const char *addr, char *err, size_t errlen)
+/* The address to bind (the caller frees *res), or -1 with a message. */
+static int resolve(const char *addr, struct addrinfo **res, char *err, size_t errlen)
 {
     char host[256];
     const char *port;
@@ -97,18 +111,27 @@ static int open_inet(srv_listener *l, const char *addr, char *err, size_t errlen
         snprintf(err, errlen, "expected HOST:PORT, [IPV6]:PORT (PORT 1 to 65535) or unix:PATH");
         return -1;
     }
-    struct addrinfo hints, *res = NULL;
+    struct addrinfo hints;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     if (host[0] == '\0')
         hints.ai_family = AF_INET;
-    int gai = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
+    *res = NULL;
+    int gai = getaddrinfo(host[0] ? host : NULL, port, &hints, res);
     if (gai != 0) {
         snprintf(err, errlen, "%s", gai_strerror(gai));
         return -1;
     }
+    return 0;
+}
+
+static int open_inet(srv_listener *l, const char *addr, char *err, size_t errlen)
+{
+    struct addrinfo *res;
+    if (resolve(addr, &res, err, errlen) != 0)
+        return -1;
     int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
@@ -134,6 +157,19 @@ int srv_listen_open(srv_listener *l, const char *addr, srv_proto proto,
     if (strncmp(addr, "unix:", 5) == 0)
         return open_unix(l, addr + 5, err, errlen);
     return open_inet(l, addr, err, errlen);
+}
+
+int srv_listen_check(const char *addr, char *err, size_t errlen)
+{
+    if (strncmp(addr, "unix:", 5) == 0) {
+        int stale;
+        return check_unix(addr + 5, &stale, err, errlen);
+    }
+    struct addrinfo *res;
+    if (resolve(addr, &res, err, errlen) != 0)
+        return -1;
+    freeaddrinfo(res);
+    return 0;
 }
 
 void srv_listen_close(srv_listener *l)

@@ -18,4 +18,9 @@ int srv_listen_open(srv_listener *l, const char *addr, srv_proto proto,
                     char *err, size_t errlen);
 void srv_listen_close(srv_listener *l);
 
+/* --check: every check srv_listen_open makes on `addr` short of binding
+ * (the address parses and resolves; a Unix path fits and holds nothing
+ * but a stale socket). Returns 0, or -1 with the same message. */
+int srv_listen_check(const char *addr, char *err, size_t errlen);
+
 #endif /* CLI_SRV_LISTEN_H */

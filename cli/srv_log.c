@@ -76,6 +76,28 @@ int srv_access_log_open(const char *path)
     return 0;
 }
 
+int srv_access_log_check(const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return 0;
+    /* O_EXCL: a file made only to see that it can be made is removed
+     * again. O_NONBLOCK: a FIFO without a reader yet is not an error
+     * (ENXIO), only a wait at start. */
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NONBLOCK, 0644);
+    int made = fd >= 0;
+    if (fd < 0 && errno == EEXIST)
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno != ENXIO) {
+        srv_log_error("%s: cannot open the access log: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (made)
+        unlink(path);
+    return 0;
+}
+
 void srv_access_log_close(void)
 {
     int fd = atomic_exchange(&access_fd, -1);
@@ -89,12 +111,17 @@ int srv_access_log_enabled(void)
 }
 
 /* ------------------------------------------------------------------------ */
-/* JSON lines. Room for the closing "}\n" is always kept. */
+/* JSON lines. Room for the closing "}\n" is always kept, and a field goes
+ * in whole or not at all, so every line is valid JSON whatever the
+ * request held. */
 
+/* Appends n bytes if they fit; else marks the field as not fitting. */
 static void put(srv_jline *j, const char *s, size_t n)
 {
-    if (j->len + n + 2 > j->cap)
-        n = j->cap - 2 > j->len ? j->cap - 2 - j->len : 0;
+    if (j->len + n + 2 > j->cap) {
+        j->overflow = 1;
+        return;
+    }
     memcpy(j->buf + j->len, s, n);
     j->len += n;
 }
@@ -102,51 +129,74 @@ static void put(srv_jline *j, const char *s, size_t n)
 void srv_jline_begin(srv_jline *j)
 {
     j->len = 0;
+    j->overflow = 0;
     put(j, "{", 1);
 }
 
-static void key(srv_jline *j, const char *k)
+/* Starts a field; returns where it began, for end_field. */
+static size_t key(srv_jline *j, const char *k)
 {
+    size_t start = j->len;
+    j->overflow = 0;
     if (j->len > 1)
         put(j, ",", 1);
     put(j, "\"", 1);
     put(j, k, strlen(k));
     put(j, "\":", 2);
+    return start;
+}
+
+/* A field that did not fit is taken out again, comma included. */
+static void end_field(srv_jline *j, size_t start)
+{
+    if (j->overflow)
+        j->len = start;
+    j->overflow = 0;
 }
 
 /* JSON text must be UTF-8: bytes >= 0x80 are written as \u00XX (their
  * Latin-1 reading), so any input gives valid JSON and stays recoverable
- * byte for byte. */
+ * byte for byte. A value is cut after SRV_JLINE_STR_MAX bytes as written
+ * (never inside an escape), so that the other fields still fit. */
 void srv_jline_str(srv_jline *j, const char *k, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    key(j, k);
+    size_t start = key(j, k);
     if (s == NULL) {
         put(j, "null", 4);
+        end_field(j, start);
         return;
     }
     put(j, "\"", 1);
-    for (size_t i = 0; i < len && j->len + 8 < j->cap; i++) {
+    size_t written = 0;
+    for (size_t i = 0; i < len && !j->overflow; i++) {
         unsigned char c = (unsigned char)s[i];
+        char e[6];
+        size_t n = 1;
+        e[0] = (char)c;
         if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            put(j, e, 2);
+            e[0] = '\\', e[1] = (char)c, n = 2;
         } else if (c < 0x20 || c >= 0x7f) {
-            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            put(j, e, 6);
-        } else {
-            put(j, (const char *)&c, 1);
+            e[0] = '\\', e[1] = 'u', e[2] = '0', e[3] = '0', e[4] = hex[c >> 4],
+            e[5] = hex[c & 15], n = 6;
         }
+        /* room for this escape and the closing quote */
+        if (written + n > SRV_JLINE_STR_MAX || j->len + n + 1 + 2 > j->cap)
+            break;
+        put(j, e, n);
+        written += n;
     }
     put(j, "\"", 1);
+    end_field(j, start);
 }
 
 void srv_jline_num(srv_jline *j, const char *k, unsigned long long n)
 {
     char num[24];
-    key(j, k);
+    size_t start = key(j, k);
     int len = snprintf(num, sizeof num, "%llu", n);
     put(j, num, (size_t)len);
+    end_field(j, start);
 }
 
 void srv_jline_write(srv_jline *j)

@@ -25,14 +25,21 @@ void srv_log_error(const char *fmt, ...) SRV_PRINTF(1, 2);
  * logging why (a failed reopen keeps the old file). */
 int srv_access_log_open(const char *path);
 void srv_access_log_close(void);
+/* --check: whether srv_access_log_open(path) would succeed, leaving no
+ * file behind and nothing open. Returns 0, or -1 after logging why. */
+int srv_access_log_check(const char *path);
 int srv_access_log_enabled(void);
 
 /* A JSON line under construction, in a caller-owned buffer (one per
- * worker: no allocation per request). Overlong fields are cut, never
- * overflowed; the line always ends in "}\n". */
+ * worker: no allocation per request). A string value is cut after
+ * SRV_JLINE_STR_MAX bytes as written; a field that still does not fit is
+ * left out whole. The line is always valid JSON ending in "}\n". */
+#define SRV_JLINE_STR_MAX 1024
+#define SRV_JLINE_CAP 8192 /* a worker's line buffer: every field fits */
 typedef struct srv_jline {
     char *buf;
     size_t cap, len;
+    int overflow; /* the field being written did not fit */
 } srv_jline;
 
 void srv_jline_begin(srv_jline *j);

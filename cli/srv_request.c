@@ -43,6 +43,7 @@ static int on_message_begin(llhttp_t *p)
     r->method.len = r->url.len = 0;
     r->n = 0;
     r->field_open = 0;
+    r->te_seen = 0;
     r->err_status = 0;
     r->err_what = NULL;
     return 0;
@@ -88,6 +89,8 @@ static int on_header_field_complete(llhttp_t *p)
     for (uint32_t i = 0; i < nm.len; i++)
         if (!http_is_tchar((unsigned char)s[i]))
             return refuse(p, 400, "invalid character in header name");
+    if (srv_name_is(s, nm.len, "transfer-encoding", 17))
+        r->te_seen = 1;
     return 0;
 }
 
@@ -129,6 +132,20 @@ static int on_headers_complete(llhttp_t *p)
 {
     if (p->http_major != 1 || p->http_minor > 1)
         return refuse(p, 400, "unsupported HTTP version");
+    /* RFC 9112, 6.3: when the last transfer coding of a request is not
+     * chunked, its length cannot be known: 400, then close. llhttp checks
+     * that only after this callback returns, and here we pause to answer
+     * the head, so its check came too late (a 421 was sent, then the
+     * connection closed without a word). Its flags tell: F_TRANSFER_ENCODING
+     * for any Transfer-Encoding line, F_CHUNKED while chunked is the last
+     * coding seen. */
+    srv_req *r = req_of(p);
+    int te = r->te_seen || (p->flags & F_TRANSFER_ENCODING); /* llhttp 8.1 skips an empty value */
+    if (te && !(p->flags & F_CHUNKED))
+        return refuse(p, 400, "Transfer-Encoding whose last coding is not chunked");
+    /* RFC 9112, 6.1: in HTTP/1.0 a Transfer-Encoding means faulty framing. */
+    if (te && p->http_minor == 0)
+        return refuse(p, 400, "Transfer-Encoding in an HTTP/1.0 request");
     req_of(p)->event = SRV_EV_HEADERS;
     return HPE_PAUSED;
 }
@@ -151,6 +168,28 @@ void srv_req_settings(llhttp_settings_t *s)
     s->on_header_value_complete = on_header_value_complete;
     s->on_headers_complete = on_headers_complete;
     s->on_message_complete = on_message_complete;
+}
+
+srv_feed srv_req_feed(llhttp_t *p, const char *buf, size_t len, size_t *used)
+{
+    srv_req *r = req_of(p);
+    llhttp_errno_t rc = llhttp_execute(p, buf, len);
+    *used = len;
+    if (rc == HPE_OK)
+        return SRV_FEED_MORE;
+    if (rc == HPE_PAUSED_UPGRADE)
+        return SRV_FEED_UPGRADE;
+    if (rc != HPE_PAUSED) {
+        if (r->err_status == 0)
+            r->err_status = 400; /* llhttp's own errors */
+        return SRV_FEED_ERROR;
+    }
+    /* Only our callbacks pause, each after naming its event. */
+    *used = (size_t)(llhttp_get_error_pos(p) - buf);
+    llhttp_resume(p);
+    int ev = r->event;
+    r->event = SRV_EV_NONE;
+    return ev == SRV_EV_HEADERS ? SRV_FEED_HEAD : SRV_FEED_END;
 }
 
 int srv_req_init(srv_req *r, char *const *base, unsigned max)

@@ -15,6 +15,7 @@
 
 typedef struct srv_listener {
     srv_proto proto;
+    const srv_auth_proxy *auth; /* forward-auth: the proxy in front */
     const char *name; /* the address as configured */
     int fd;           /* bound and listening; each worker watches a dup */
     int is_unix;

@@ -10,8 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LOG_LINE_MAX 8192
-
 static void on_connection(uv_stream_t *server, int status)
 {
     srv_lhandle *lh = server->data;
@@ -115,8 +113,8 @@ int srv_worker_init(srv_worker *w, srv_server *srv, unsigned id)
         w->srv = NULL; /* nothing for srv_worker_destroy to undo */
         return -1;
     }
-    w->log.buf = malloc(LOG_LINE_MAX);
-    w->log.cap = LOG_LINE_MAX;
+    w->log.buf = malloc(SRV_JLINE_CAP);
+    w->log.cap = SRV_JLINE_CAP;
     w->lh = calloc(srv->nlisteners, sizeof *w->lh);
     if (w->log.buf == NULL || w->lh == NULL) {
         srv_log_error("out of memory");

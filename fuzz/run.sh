@@ -3,7 +3,7 @@
 #
 #   fuzz/run.sh TARGET [SECONDS] [LIBFUZZER_OPTION...]
 #
-# TARGET is source, rules or request (fuzz_source etc. also accepted);
+# TARGET is source, rules, request or serve (fuzz_source etc. also accepted);
 # SECONDS defaults to 60. Extra arguments go to libFuzzer (e.g. -jobs=2,
 # -only_ascii=1, -seed=1).
 #
@@ -12,12 +12,14 @@
 #      ASan+UBSan, libFuzzer coverage; configures it the first time, through
 #      ./run.sh if `meson setup` fails (./run.sh installs the missing Debian
 #      packages, clang included);
-#   2. copies the seeds fuzz/corpus/TARGET/ into the scratch corpus
+#   2. copies the seeds fuzz/corpus/TARGET/ (for serve also
+#      fuzz/corpus/request/) into the scratch corpus
 #      FUZZ_BUILD_DIR/fuzz-work/TARGET/corpus/ (kept between runs, so a run
 #      continues from what earlier ones found; fuzz/corpus/ is never
 #      written); for rules it also compiles fresh seeds with this build's
 #      classifyc (fuzz/make_rules_seeds.py);
-#   3. runs the target for SECONDS with the dictionary fuzz/TARGET.dict,
+#   3. runs the target for SECONDS with the dictionary fuzz/TARGET.dict
+#      (for serve, fuzz/request.dict followed by fuzz/serve.dict),
 #      logging to FUZZ_BUILD_DIR/fuzz-work/TARGET/runs/STAMP/log, where
 #      crash-*, leak-*, timeout-* and oom-* reproducers are also written;
 #   4. prints a summary; exits 1 if the target crashed, leaked, timed out
@@ -32,14 +34,14 @@ B=${FUZZ_BUILD_DIR:-build-fuzz}
 FUZZ_MESON_OPTS="-Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fno-sanitize-recover=undefined"
 
 usage() {
-    echo "usage: fuzz/run.sh source|rules|request [SECONDS] [LIBFUZZER_OPTION...]" >&2
+    echo "usage: fuzz/run.sh source|rules|request|serve [SECONDS] [LIBFUZZER_OPTION...]" >&2
     exit 2
 }
 
 [ $# -ge 1 ] || usage
 t=${1#fuzz_}
 shift
-case "$t" in source|rules|request) ;; *) usage ;; esac
+case "$t" in source|rules|request|serve) ;; *) usage ;; esac
 seconds=60
 if [ $# -ge 1 ]; then
     case "$1" in
@@ -72,15 +74,21 @@ work="$B/fuzz-work/$t"
 run="$work/runs/$(date +%Y%m%d-%H%M%S)-$$"
 mkdir -p "$work/corpus" "$run"
 cp fuzz/corpus/"$t"/* "$work/corpus/"
+dict="fuzz/$t.dict"
 if [ "$t" = rules ]; then
     python3 fuzz/make_rules_seeds.py "$B/cli/classifyc" "$work/corpus" >/dev/null
+elif [ "$t" = serve ]; then
+    # classify-serve parses requests too: the request seeds and tokens
+    cp fuzz/corpus/request/* "$work/corpus/"
+    dict="$work/serve.dict"
+    cat fuzz/request.dict fuzz/serve.dict >"$dict"
 fi
 
 # --- 3. run -----------------------------------------------------------------
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 set -- -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-30}" \
-    -rss_limit_mb="${FUZZ_RSS_MB:-2048}" -dict="fuzz/$t.dict" \
+    -rss_limit_mb="${FUZZ_RSS_MB:-2048}" -dict="$dict" \
     -artifact_prefix="$run/" -print_final_stats=1 "$@" "$work/corpus"
 echo "fuzz/run.sh: $B/fuzz/fuzz_$t $*" >"$run/log"
 if [ "${FUZZ_QUIET:-}" ]; then

@@ -9,7 +9,7 @@ Rows, each run --rounds times (interleaved, so background load hits every
 row alike; the table gives medians):
   nginx-200       nginx `return 200 "ok"` (the practical limit), c50
   serve           classify-serve pass-through, examples/main.clf, c50
-  serve-auth      classify-serve forward-auth listener, c50
+  serve-auth      classify-serve forward-auth listener (nginx=), c50
   nginx-200-c1000 / serve-c1000   the same with 1,000 connections
   serve-reload    serve, c50, while the rules are reloaded every second
                   (alternately by SIGHUP and by replacing the file)
@@ -65,11 +65,17 @@ BROWSERS = [
     "Mozilla/5.0 (Android 14; Mobile; rv:125.0) Gecko/125.0 Firefox/125.0",
 ]
 
-LUA = """-- 20 pre-built requests, bot and browser alternating
+LUA = """-- 20 pre-built requests, bot and browser alternating; with the script
+-- argument "nginx-auth", as nginx's auth_request recipe sends them (the
+-- client's method and URI in X-Original-Method and X-Original-URI)
 local uas = {%s}
 local reqs, i = {}, 0
 function init(args)
-  for k, ua in ipairs(uas) do reqs[k] = wrk.format("GET", "/", {["User-Agent"] = ua}) end
+  for k, ua in ipairs(uas) do
+    local h = {["User-Agent"] = ua}
+    if args[1] == "nginx-auth" then h["X-Original-Method"] = "GET"; h["X-Original-URI"] = "/" end
+    reqs[k] = wrk.format("GET", "/", h)
+  end
 end
 function request() i = i %% #reqs + 1; return reqs[i] end
 """
@@ -194,7 +200,7 @@ class Bench:
                                  os.path.join(t, "nginx", "logs", "error.log")], "nginx", P["nginx"])
         self.serve = self.start([os.path.join(self.build, "cli", "classify-serve"), self.rules,
                                  "--listen", "127.0.0.1:%d" % P["pass"],
-                                 "--listen-auth", "127.0.0.1:%d" % P["auth"],
+                                 "--listen-auth", "nginx=127.0.0.1:%d" % P["auth"],
                                  "--listen-admin", "127.0.0.1:%d" % P["admin"],
                                  "--threads", str(a.workers), "--watch-interval", "0.25"],
                                 "serve", P["admin"])
@@ -262,6 +268,8 @@ class Bench:
     def run_one(self, name, url, conns, pids, kind):
         a = self.args
         cmd = ["wrk", "-t1", "-c%d" % conns, "-d%gs" % a.seconds, "--latency", "-s", self.lua, url]
+        if url == "http://127.0.0.1:%d/" % self.ports["auth"]:
+            cmd += ["--", "nginx-auth"]
         subprocess.run(cmd[:3] + ["-d1s"] + cmd[4:], stdout=subprocess.DEVNULL)  # warm-up
         before = metrics(self.ports["admin"]) if kind else None
         ticks0 = cpu_ticks(pids)

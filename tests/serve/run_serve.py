@@ -68,22 +68,118 @@ def protocols(t, P, unix):
     r = request(P["pass"], "/", ua=BOT_UA, method="HEAD")
     t.eq((r.status, r.header("content-length"), r.body), (403, "10", b""),
          "HEAD: the length of the reject body, not the body")
-    r = request(P["auth"], "/", ua=BROWSER_UA)
+    r = request(P["auth"], "/", ua=BROWSER_UA, headers=NGINX_VIEW)
     t.eq((r.status, r.header("x-classify-verdict")), (200, "accept"), "forward-auth accept: 200")
-    r = request(P["auth"], "/", ua=BOT_UA)
+    r = request(P["auth"], "/", ua=BOT_UA, headers=NGINX_VIEW)
     t.eq((r.status, r.header("x-classify-reason")), (403, "ai-robots-txt"),
          "forward-auth reject: 403 with the reason")
-    for hdr in ["X-Forwarded-Uri", "X-Original-URI"]:
-        r = request(P["auth"], "/auth", ua=BROWSER_UA, headers=[(hdr, "/wp-admin/x.php?a=1")])
-        t.eq((r.status, r.header("x-classify-reason")), (403, "probe"),
-             "forward-auth: the URI comes from %s" % hdr)
-    r = request(P["auth"], "/wp-admin/", ua=BROWSER_UA, headers=[("X-Forwarded-Uri", "/fine")])
-    t.eq(r.status, 200, "forward-auth: X-Forwarded-Uri replaces the request's own target")
     r = request(0, "/", ua=BOT_UA, unix=unix)
     t.eq((r.status, r.header("x-classify-reason")), (403, "ai-robots-txt"),
          "a Unix-socket listener classifies")
     r = request(P["pass"], "/", ua=BOT_UA, headers=[("Upgrade", "websocket"), ("Connection", "Upgrade")])
     t.eq(r.status, 403, "an upgrade request is classified, not upgraded")
+
+
+# What the nginx recipe adds to each forward-auth request (the client's
+# method and URI), for the requests below that are not about these headers.
+NGINX_VIEW = [("X-Original-Method", "GET"), ("X-Original-URI", "/")]
+
+# The two header families, by the proxies whose listener reads them.
+FAMILIES = {"nginx": ("X-Original-Method", "X-Original-URI"),
+            "caddy": ("X-Forwarded-Method", "X-Forwarded-Uri")}
+
+
+def log_lines(path, marker):
+    """The access-log lines whose uri holds marker."""
+    with open(path) as f:
+        return [json.loads(line) for line in f if marker in line]
+
+
+def forward_auth_headers(t, P, serve_p, access_log):
+    """Each forward-auth listener reads the method and URI only from the two
+    headers its proxy sets, exactly once each; the other family (which a
+    client can send through that proxy) and the request's own target are
+    ignored; without the headers there is nothing to classify: 400."""
+    for proxy, (own_m, own_u) in FAMILIES.items():
+        other_m, other_u = FAMILIES["caddy" if proxy == "nginx" else "nginx"]
+        port = P["auth"] if proxy == "nginx" else P["auth_caddy"]
+        name = "forward-auth behind %s: " % proxy
+        r = request(port, "/", ua=BROWSER_UA, headers=[(own_m, "GET"), (own_u, "/wp-admin/x.php?a=1")])
+        t.eq((r.status, r.header("x-classify-reason")), (403, "probe"),
+             name + "the URI comes from %s" % own_u)
+        r = request(port, "/wp-admin/", ua=BROWSER_UA, headers=[(own_m, "GET"), (own_u, "/fine")])
+        t.eq(r.status, 200, name + "%s replaces the request's own target" % own_u)
+        r = request(port, "/", ua=BROWSER_UA, headers=[
+            (other_u, "/"), (other_m, "GET"), (own_m, "GET"), (own_u, "/wp-admin/install.php"),
+            (other_u, "/"), (other_m, "GET")])
+        t.eq((r.status, r.header("x-classify-reason")), (403, "probe"),
+             name + "%s and %s (the client's, past this proxy) are ignored" % (other_u, other_m))
+        r = request(port, "/", ua=BROWSER_UA, headers=[
+            (own_m, "GET"), (own_u, "/fine"), (other_u, "/wp-admin/install.php")])
+        t.eq(r.status, 200, name + "%s does not make a request a probe either" % other_u)
+        r = request(port, "/", ua=BROWSER_UA, headers=[
+            (own_m, "GET"), (own_u, "/fine"), (own_u.replace("-", "_"), "/wp-admin/"),
+            (own_u.replace("-", "_", 1), "/wp-admin/")])
+        t.eq(r.status, 200, name + "%s with underscores is another header (ignored)" % own_u)
+        mark = "/view-%s?m=1" % proxy
+        r = request(port, "/own-target", ua=BROWSER_UA, method="POST",
+                    headers=[(own_m, "DELETE"), (other_m, "PUT"), (own_u, mark)])
+        lines = log_lines(access_log, mark)
+        t.eq([(l["method"], l["uri"]) for l in lines], [("DELETE", mark)],
+             name + "the method comes from %s (access log)" % own_m)
+        bad = [
+            ([(own_u, "/fine")], "no %s" % own_m),
+            ([(own_m, "GET")], "no %s" % own_u),
+            ([(own_m, "GET"), (own_u, "")], "an empty %s" % own_u),
+            ([(own_m, ""), (own_u, "/fine")], "an empty %s" % own_m),
+            ([(other_m, "GET"), (other_u, "/fine")], "only %s and %s" % (other_m, other_u)),
+            ([(own_m, "GET"), (own_u, "/fine"), (own_u, "/wp-admin/")], "%s twice" % own_u),
+            ([(own_m, "GET"), (own_m.lower(), "GET"), (own_u, "/fine")], "%s twice" % own_m),
+            ([(own_m, "GET /x"), (own_u, "/fine")], "a %s that is not a method" % own_m),
+            ([(own_m, "GET"), (own_u, "wp-admin/")], "a %s that is not a target" % own_u),
+        ]
+        for headers, what in bad:
+            r = request(port, "/", ua=BROWSER_UA, headers=headers)
+            t.ok((r.status, r.header("x-classify-verdict"), r.header("connection")) ==
+                 (400, None, "close"), name + "400, no verdict, close: " + what, repr(r))
+    out = serve_p.output()
+    t.ok(out.count("forward-auth behind nginx): a request with no (or an empty) X-Original-Method"
+                   " header, answered 400") == 1,
+         "a forward-auth request without the headers is logged once, naming the header", out)
+    r = request(P["pass"], "/", ua=BROWSER_UA, headers=[
+        ("X-Forwarded-Uri", "/wp-admin/"), ("X-Original-URI", "/wp-admin/"),
+        ("X-Forwarded-Method", "DELETE"), ("X-Original-Method", "DELETE")])
+    t.eq(r.status, 421, "pass-through: every forwarding header for the URI and method is ignored")
+
+
+def access_log_long_fields(t, P, access_log):
+    """A line stays one JSON object with every field however long the
+    request's fields are (long ones are cut, never the line's syntax);
+    the head stays under the --max-header-bytes 8192 of this instance."""
+    ua = b'"\\' + b"\xe9" * 1500 + b"Mozilla/5.0"  # 9,000 bytes escaped
+    target = b"/long-fields/" + b"a" * 2000
+    raw_exchange(P["pass"], b"GET " + target + b" HTTP/1.1\r\nUser-Agent: " + ua +
+                 b"\r\nHost: " + b"h" * 1500 + b"\r\nX-Forwarded-For: " + b"1" * 1500 +
+                 b"\r\nConnection: close\r\n\r\n")
+    line = None
+    for _ in range(100):
+        with open(access_log, "rb") as f:
+            line = next((l for l in f if b"/long-fields/" in l), None)
+        if line:
+            break
+        time.sleep(0.02)
+    try:
+        rec = json.loads(line)
+    except (TypeError, ValueError) as e:
+        rec = None
+        t.ok(False, "access log: a request with long fields gives one JSON object", repr(e))
+    if rec is not None:
+        t.ok(rec.get("status") == 421 and rec.get("verdict") == "accept" and
+             rec.get("duration_us") is not None and
+             rec["user_agent"].startswith('"\\\xe9') and rec["uri"].startswith("/long-fields/aaa") and
+             len(line) <= 8192,
+             "access log: a request with long fields gives one JSON object with every field, "
+             "each value cut (%d bytes)" % len(line), repr(rec)[:300])
 
 
 def keepalive(t, P):
@@ -130,6 +226,27 @@ def bad_input(t, P):
     for data, name in cases:
         r = Response(raw_exchange(P["pass"], data))
         t.eq((r.status, r.header("connection")), (400, "close"), "400 and close: " + name)
+    # RFC 9112, 6.3 and 6.1: no verdict, only a 400, then close (not a
+    # keep-alive 421 followed by a silent close), on both listeners.
+    next_request = b"GET / HTTP/1.1\r\nUser-Agent: x\r\n\r\n"
+    for te, version in [(b"gzip", b"1.1"), (b"chunked, gzip", b"1.1"), (b"identity", b"1.1"),
+                        (b"chunked\r\nTransfer-Encoding: gzip", b"1.1"), (b"", b"1.1"),
+                        (b"gzip, chunked", b"1.0")]:
+        for listener in ["pass", "auth"]:
+            data = (b"POST / HTTP/" + version + b"\r\nUser-Agent: x\r\nX-Original-Method: POST\r\n"
+                    b"X-Original-URI: /\r\nTransfer-Encoding: " + te + b"\r\n\r\n0\r\n\r\n" +
+                    next_request)
+            out = raw_exchange(P[listener], data)
+            r = Response(out)
+            t.ok((re.findall(rb"HTTP/1.1 (\d+)", out), r.header("connection"),
+                  r.header("x-classify-verdict")) == ([b"400"], "close", None),
+                 "%s: Transfer-Encoding: %s in HTTP/%s: 400 (no verdict), then close"
+                 % (listener, te.decode().replace("\r\n", " / "), version.decode()), repr(out))
+    out = raw_exchange(P["pass"], b"POST / HTTP/1.1\r\nUser-Agent: x\r\nTransfer-Encoding: gzip, "
+                       b"chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" + next_request[:-2] +
+                       b"Connection: close\r\n\r\n")
+    t.eq(re.findall(rb"HTTP/1.1 (\d+)", out), [b"421", b"421"],
+         "Transfer-Encoding: gzip, chunked (chunked last) is read, and the next request answered")
     big = b"GET / HTTP/1.1\r\nUser-Agent: x\r\nX-Big: " + b"a" * 200000 + b"\r\n\r\n"
     r = Response(raw_exchange(P["pass"], big))
     t.eq(r.status, 431, "431: a head over --max-header-bytes (the client reads it, no reset)")
@@ -156,7 +273,8 @@ def bad_input(t, P):
     # mutated requests: each gets an HTTP/1.1 answer or a close, none a crash
     rng = random.Random(7)
     seed = (b"POST /a/b?c=d HTTP/1.1\r\nHost: x\r\nUser-Agent: GPTBot/1.0\r\n"
-            b"Transfer-Encoding: chunked\r\nX-Forwarded-Uri: /wp-admin\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+            b"Transfer-Encoding: chunked\r\nX-Forwarded-Uri: /wp-admin\r\nX-Original-Method: GET\r\n"
+            b"X-Original-URI: /wp-admin\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
     odd = []
     for i in range(300):
         m = bytearray(seed)
@@ -246,6 +364,14 @@ def config_file(t, serve, rules, tmp):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
     t.ok(bad.returncode == 2 and b"unknown option '--bogus'" in bad.stderr,
          "unknown option: exit 2 with a message", bad.stderr)
+    for value, msg in [("127.0.0.1:1", b"'127.0.0.1:1' does not name the proxy in front: "
+                                       b"write PROXY=ADDR"),
+                       ("apache=127.0.0.1:1", b"unknown proxy 'apache'"),
+                       ("nginx=", b"empty address")]:
+        bad = subprocess.run([serve, rules, "--listen-auth", value, "--check"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
+        t.ok(bad.returncode == 2 and msg in bad.stderr,
+             "--listen-auth %s: exit 2 with a message" % value, bad.stderr)
     junk = os.path.join(tmp, "junk.bin")
     with open(junk, "wb") as f:
         f.write(b"not a rules file at all")
@@ -260,6 +386,44 @@ def config_file(t, serve, rules, tmp):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
     busy.close()
     t.ok(bad.returncode == 2 and b"in use" in bad.stderr, "a port in use: exit 2", bad.stderr)
+
+
+def check_mode(t, serve, rules, tmp):
+    """--check refuses what the start refuses (short of binding) and
+    leaves nothing behind."""
+    def run(args):
+        return subprocess.run([serve, rules] + args, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=20)
+    port = free_port()
+    plain = os.path.join(tmp, "a-file")
+    with open(plain, "w") as f:
+        f.write("not a socket\n")
+    cases = [
+        (["--listen", "127.0.0.1:0"], b"--listen 127.0.0.1:0: expected HOST:PORT"),
+        (["--listen-auth", "nginx=127.0.0.1:70000"], b"--listen-auth nginx=127.0.0.1:70000: expected"),
+        (["--listen", "127.0.0.1:%d" % port, "--listen-admin", "unix:" + plain],
+         b"exists and is not a socket"),
+        (["--listen", "127.0.0.1:%d" % port, "--access-log", os.path.join(tmp, "no-dir", "a.log")],
+         b"cannot open the access log: No such file or directory"),
+        (["--listen", "127.0.0.1:%d" % port, "--access-log", tmp], b"cannot open the access log"),
+        (["--listen-admin", "127.0.0.1:%d" % port], b"nothing to serve"),
+    ]
+    for args, msg in cases:
+        checked, started = run(args + ["--check"]), run(args)
+        t.ok(checked.returncode == 2 and msg in checked.stderr and b"ok" not in checked.stdout
+             and started.returncode == 2 and msg in started.stderr,
+             "--check %s: refused (exit 2) as the start is" % " ".join(args),
+             "check: %r %r\nstart: %r" % (checked.returncode, checked.stderr, started.stderr))
+    log = os.path.join(tmp, "check-access.log")
+    ok = run(["--listen", "127.0.0.1:%d" % port, "--access-log", log, "--check"])
+    t.ok(ok.returncode == 0 and ok.stdout.startswith(rules.encode() + b": ok (") and
+         not os.path.exists(log),
+         "--check with good settings: ok, and no access log left behind", ok)
+    with open(log, "w") as f:
+        f.write("kept\n")
+    ok = run(["--listen", "127.0.0.1:%d" % port, "--access-log", log, "--check"])
+    t.ok(ok.returncode == 0 and open(log).read() == "kept\n",
+         "--check with an existing access log: ok, the log untouched", ok)
 
 
 def reload_tests(t, serve, classifyc, rules_good, tmp):
@@ -417,17 +581,27 @@ def main():
     try:
         rules = os.path.join(tmp, "rules.bin")
         compile_rules(classifyc, SOURCE_ROOT, os.path.join(SOURCE_ROOT, "examples", "main.clf"), rules)
-        P = {"pass": free_port(), "auth": free_port(), "admin": free_port()}
+        P = {"pass": free_port(), "auth": free_port(), "auth_caddy": free_port(),
+             "admin": free_port()}
         unix = os.path.join(tmp, "serve.sock")
+        access_log = os.path.join(tmp, "main-access.log")
         p = start_serve(serve, [rules, "--listen", "127.0.0.1:%d" % P["pass"],
-                                "--listen-auth", "127.0.0.1:%d" % P["auth"],
+                                "--listen-auth", "nginx=127.0.0.1:%d" % P["auth"],
+                                "--listen-auth", "caddy=127.0.0.1:%d" % P["auth_caddy"],
+                                "--access-log", access_log,
                                 "--listen-admin", "127.0.0.1:%d" % P["admin"],
                                 "--listen", "unix:" + unix, "--threads", "2",
                                 "--request-timeout", "1", "--max-header-bytes", "8192"],
                         tmp, admin_port=P["admin"])
-        wait_port(P["pass"])
-        wait_port(P["auth"])
+        for port in (P["pass"], P["auth"], P["auth_caddy"]):
+            wait_port(port)
+        said = ("listening on 127.0.0.1:%d (forward-auth behind nginx: the method from "
+                "X-Original-Method, the URI from X-Original-URI)" % P["auth"])
+        t.ok(wait_for(lambda: said in p.output()),
+             "the start-up log says which headers each forward-auth listener reads", p.output())
         protocols(t, P, unix)
+        forward_auth_headers(t, P, p, access_log)
+        access_log_long_fields(t, P, access_log)
         keepalive(t, P)
         bad_input(t, P)
         admin(t, P)
@@ -436,6 +610,7 @@ def main():
         p = None
         help_matches_docs(t, serve)
         config_file(t, serve, rules, tmp)
+        check_mode(t, serve, rules, tmp)
         reload_tests(t, serve, classifyc, rules, tmp)
         client_ip(t, serve, classifyc, tmp)
         shutdown(t, serve, rules, tmp)

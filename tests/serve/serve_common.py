@@ -40,6 +40,10 @@ class Tap:
     def eq(self, got, want, name):
         return self.ok(got == want, name, "got:  %r\nwant: %r" % (got, want))
 
+    def note(self, text):
+        """A TAP comment line (a measurement, not a result)."""
+        self.lines.append("# " + text.encode("ascii", "backslashreplace").decode())
+
     def skip(self, name, why):
         self.n += 1
         self.lines.append("ok %d - %s # SKIP %s" % (self.n, name, why))
@@ -133,14 +137,17 @@ def read_response(sock, head_only=False):
     return Response(head + b"\r\n\r\n" + rest[:want])
 
 
-def raw_exchange(port, data, timeout=5.0, unix=None, half_close=False):
+def raw_exchange(port, data, timeout=5.0, unix=None, half_close=False, source=None):
     """Sends data (then, with half_close, our FIN), reads until the server
-    closes (or timeout); returns bytes."""
+    closes (or timeout); returns bytes. source: the local address to
+    connect from (any of 127.0.0.0/8), so that a test can be a client other
+    than the trusted proxy at 127.0.0.1."""
     if unix:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.connect(unix)
     else:
-        s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        s = socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                     source_address=(source, 0) if source else None)
     s.settimeout(timeout)
     out = b""
     try:
@@ -159,7 +166,8 @@ def raw_exchange(port, data, timeout=5.0, unix=None, half_close=False):
     return out
 
 
-def request(port, path="/", ua=None, headers=(), method="GET", unix=None, timeout=10.0, body=None):
+def request(port, path="/", ua=None, headers=(), method="GET", unix=None, timeout=10.0, body=None,
+            source=None):
     """One request with Connection: close; returns a Response."""
     lines = ["%s %s HTTP/1.1" % (method, path), "Host: 127.0.0.1:%d" % port]
     if ua is not None:
@@ -168,7 +176,8 @@ def request(port, path="/", ua=None, headers=(), method="GET", unix=None, timeou
     if body is not None:
         lines += ["Content-Type: application/x-www-form-urlencoded", "Content-Length: %d" % len(body)]
     lines.append("Connection: close")
-    raw = raw_exchange(port, ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b""), timeout, unix)
+    raw = raw_exchange(port, ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b""), timeout, unix,
+                       source=source)
     return Response(raw)
 
 
@@ -178,7 +187,8 @@ BROWSER_UA = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like G
 
 
 class Backend:
-    """The site behind the proxy: answers 200 'backend page PATH'."""
+    """The site behind the proxy: answers 200 'backend page PATH'; `seen`
+    lists (method, raw target, headers) of every request it got."""
 
     def __init__(self):
         seen = self.seen = []
@@ -187,7 +197,7 @@ class Backend:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self):
-                seen.append((self.path, dict(self.headers)))
+                seen.append((self.command, self.path, dict(self.headers)))
                 body = ("backend page %s\n" % self.path).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain")
@@ -198,7 +208,7 @@ class Backend:
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 got = self.rfile.read(n) if n else b""
-                seen.append((self.path, dict(self.headers)))
+                seen.append((self.command, self.path, dict(self.headers)))
                 body = ("backend page %s, body %r\n" % (self.path, got.decode("latin-1"))).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain")
