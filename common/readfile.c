@@ -2,9 +2,11 @@
  * readfile.c: the whole-file reader (readfile.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "readfile.h"
 
@@ -15,10 +17,18 @@ cm_read_status cm_read_file(const char *path, uint64_t max, unsigned flags, char
     *len = 0;
     *errnum = 0;
     int is_stdin = (flags & CM_READ_STDIN) && strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (!f) {
-        *errnum = errno;
-        return CM_READ_OPEN;
+    FILE *f = stdin;
+    if (!is_stdin) {
+        /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for
+         * a writer before CM_READ_REGULAR could refuse it; it changes
+         * nothing for a regular file. */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | (flags & CM_READ_REGULAR ? O_NONBLOCK : 0));
+        f = fd < 0 ? NULL : fdopen(fd, "rb");
+        if (!f) {
+            *errnum = errno;
+            if (fd >= 0) close(fd);
+            return CM_READ_OPEN;
+        }
     }
     struct stat sb;
     int have_stat = fstat(fileno(f), &sb) == 0;
@@ -56,6 +66,11 @@ cm_read_status cm_read_file(const char *path, uint64_t max, unsigned flags, char
             goto done;
         }
         if (got < want) {
+            if (ferror(f) && errno == EINTR) { /* a signal: read on */
+                clearerr(f);
+                errno = 0;
+                continue;
+            }
             if (ferror(f)) {
                 *errnum = errno ? errno : EIO;
                 free(buf);

@@ -2,9 +2,9 @@
  * fuzz_serve.c: libFuzzer target for classify-serve's request handling
  * (fuzz/README.md). The input is what a client (or a proxy) sends on one
  * connection. It is parsed as srv_conn.c parses it, with the same code:
- * srv_req_feed over llhttp with classify-serve's callbacks
- * (cli/srv_request.c), pipelined requests included; each request head is
- * answered by srv_answer_request (cli/srv_answer.c) with
+ * cm_http_feed over llhttp with the project's callbacks
+ * (common/http_head.c), pipelined requests included; each request head is
+ * answered by srv_answer_request (serve/srv_answer.c) with
  * examples/main.clf loaded as classify-serve loads rules (srv_rules_load),
  * its answer head written by srv_response_head and its access-log line
  * built by srv_answer_log. Each input is run on four listeners:
@@ -43,7 +43,7 @@
 #include "srv_config.h"
 #include "srv_conn.h"
 #include "srv_log.h"
-#include "srv_request.h"
+#include "http_head.h"
 #include "srv_rules.h"
 #include "srv_server.h"
 #include "srv_worker.h"
@@ -118,7 +118,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     }
     listeners[1].auth = proxy_named("nginx");
     listeners[2].auth = proxy_named("caddy");
-    srv_req_settings(&settings);
+    cm_http_settings(&settings);
     return 0;
 }
 
@@ -127,11 +127,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static int lower_eq(const char *p, size_t n, const char *lower)
 {
-    return srv_name_is(p, n, lower, strlen(lower));
+    return cm_http_name_is(p, n, lower, strlen(lower));
 }
 
 /* Reads every byte of a span (so ASan checks it lies in the input). */
-static unsigned touch(const srv_conn *c, srv_span s, size_t size, const char *what)
+static unsigned touch(const srv_conn *c, cm_span s, size_t size, const char *what)
 {
     if ((size_t)s.off + s.len > size)
         FUZZ_FAIL("%s span %u+%u outside the %zu-byte input", what, s.off, s.len, size);
@@ -145,7 +145,7 @@ static void check_head_spans(const srv_conn *c, size_t size)
     volatile unsigned sum = touch(c, c->req.method, size, "method") +
                             touch(c, c->req.url, size, "target");
     for (unsigned i = 0; i < c->req.n; i++) {
-        srv_span nm = c->req.h[i].name, v = c->req.h[i].value;
+        cm_span nm = c->req.h[i].name, v = c->req.h[i].value;
         sum += touch(c, nm, size, "header name") + touch(c, v, size, "header value");
         if (nm.len == 0) FUZZ_FAIL("header %u has an empty name", i);
         for (uint32_t k = 0; k < nm.len; k++) {
@@ -352,7 +352,7 @@ static void run(const srv_listener *l, const uint8_t *data, size_t size, outcome
     c.w = &worker;
     c.l = l;
     c.in = malloc(size ? size : 1); /* exactly the input: ASan sees overreads */
-    if (!c.in || srv_req_init(&c.req, &c.in, cfg.max_headers) != 0) exit(1);
+    if (!c.in || cm_http_head_init(&c.req, &c.in, cfg.max_headers) != 0) exit(1);
     memcpy(c.in, data, size);
     c.in_len = size;
     memcpy(c.peer, "127.0.0.1", 10);
@@ -364,22 +364,22 @@ static void run(const srv_listener *l, const uint8_t *data, size_t size, outcome
     while (pos < size || kick) {
         kick = 0;
         size_t used;
-        srv_feed ev = srv_req_feed(&c.parser, c.in + pos, size - pos, &used);
-        if (ev == SRV_FEED_ERROR) {
+        cm_http_feed_result ev = cm_http_feed(&c.parser, c.in + pos, size - pos, &used);
+        if (ev == CM_HTTP_ERROR) {
             if (c.req.err_status != 400 && c.req.err_status != 431)
                 FUZZ_FAIL("parse error status %u", c.req.err_status);
             break;
         }
         if (used > size - pos) FUZZ_FAIL("used %zu of %zu bytes", used, size - pos);
         pos += used;
-        if (ev == SRV_FEED_HEAD) {
+        if (ev == CM_HTTP_HEAD) {
             if (answer(&c, size, first)) break;
             kick = 1;
-        } else if (ev != SRV_FEED_END) {
+        } else if (ev != CM_HTTP_END) {
             break;
         }
     }
-    srv_req_free(&c.req);
+    cm_http_head_free(&c.req);
     free(c.in);
 }
 

@@ -5,8 +5,9 @@
  *   module.c   read the main file and its imports, parse each (parse.c)
  *   check.c    resolve names, type-check, check that every path through a
  *              filter ends in accept or reject
- *   codegen.c  lower to register bytecode and Hyperscan patterns, build
- *              the databases, serialize (vm/write.c)
+ *   codegen.c  lower to register bytecode and Hyperscan patterns (cg.h
+ *              says which file does what), build the databases,
+ *              serialize (write.c)
  *
  * Errors are collected in the src_set and printed by the caller; a pass
  * that finds errors lets the next passes be skipped.

@@ -474,6 +474,19 @@ Test(bad, transfer_encoding_not_ending_in_chunked)
               "section 6.3) at line 2, column 1 (byte offset 16)");
 }
 
+/* The parser classify-serve uses too (common/http_head.c): in HTTP/1.0 a
+ * Transfer-Encoding is faulty framing (RFC 9112 section 6.1), and an
+ * empty one (llhttp 8.1 sets no flag for it) has no chunked last coding. */
+Test(bad, transfer_encoding_in_http10_or_empty)
+{
+    PARSE_ERR("POST / HTTP/1.0\nTransfer-Encoding: chunked\n\n",
+              "Transfer-Encoding in an HTTP/1.0 request (RFC 9112 section 6.1) at line 2, "
+              "column 1 (byte offset 16)");
+    PARSE_ERR("POST / HTTP/1.1\nTransfer-Encoding:\n\n",
+              "Transfer-Encoding whose last coding is not chunked (RFC 9112 section 6.3) at "
+              "line 2, column 1 (byte offset 16)");
+}
+
 Test(good, transfer_encoding_ending_in_chunked)
 {
     http_request req;

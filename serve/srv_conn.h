@@ -9,7 +9,7 @@
 #ifndef CLI_SRV_CONN_H
 #define CLI_SRV_CONN_H
 
-#include "srv_request.h"
+#include "http_head.h"
 #include "srv_response.h"
 #include "srv_worker.h"
 
@@ -39,7 +39,7 @@ typedef struct srv_conn {
     srv_worker *w;
     const srv_listener *l;
     llhttp_t parser;
-    srv_req req;
+    cm_http_head req;
     char *in;
     size_t in_cap, in_len, in_parsed, msg_start;
     int state;

@@ -1,6 +1,7 @@
 /*
  * srv_rules.c: loading, publishing and releasing rules bundles.
  */
+#include "readfile.h"
 #include "srv_rules.h"
 #include "srv_trust.h"
 
@@ -14,62 +15,25 @@
 
 /* The library's default CLF_LIMIT_FILE_BYTES: a larger file is refused by
  * the load anyway, so do not read it (a FIFO or a huge file would
- * otherwise be read until memory runs out). */
-#define MAX_RULES_BYTES ((size_t)64 << 20)
+ * otherwise be read until memory runs out). A file being written right
+ * now is read as far as it goes: the load refuses it (truncated, or its
+ * checksum), and the next check picks it up complete. */
+#define MAX_RULES_BYTES ((size_t)CLF_DEFAULT_FILE_BYTES)
 
 static char *read_whole(const char *path, size_t *len, struct stat *seen, char *err,
                         size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot open: %s", strerror(errno));
-        return NULL;
+    char *buf;
+    int e;
+    switch (cm_read_file(path, MAX_RULES_BYTES, CM_READ_REGULAR, &buf, len, &e, seen)) {
+    case CM_READ_OK: return buf;
+    case CM_READ_OPEN: snprintf(err, errlen, "cannot open: %s", strerror(e)); break;
+    case CM_READ_NOT_REGULAR: snprintf(err, errlen, "not a regular file"); break;
+    case CM_READ_TOO_BIG: snprintf(err, errlen, "larger than %zu MiB", MAX_RULES_BYTES >> 20); break;
+    case CM_READ_NOMEM: snprintf(err, errlen, "out of memory"); break;
+    default: snprintf(err, errlen, "cannot read: %s", strerror(e)); break;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "cannot stat: %s", strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    if (seen != NULL)
-        *seen = st;
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "not a regular file");
-        close(fd);
-        return NULL;
-    }
-    if ((size_t)st.st_size > MAX_RULES_BYTES) {
-        snprintf(err, errlen, "larger than %zu MiB", MAX_RULES_BYTES >> 20);
-        close(fd);
-        return NULL;
-    }
-    size_t cap = (size_t)st.st_size + 1, n = 0; /* +1: see a file that grew */
-    char *buf = malloc(cap);
-    if (buf == NULL) {
-        snprintf(err, errlen, "out of memory");
-        close(fd);
-        return NULL;
-    }
-    for (;;) {
-        ssize_t got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            snprintf(err, errlen, "cannot read: %s", strerror(errno));
-            free(buf);
-            close(fd);
-            return NULL;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-        if (n == cap) { /* being written right now: let the load judge it */
-            break;
-        }
-    }
-    close(fd);
-    *len = n;
-    return buf;
+    return NULL;
 }
 
 static void bundle_free(srv_rules *r)

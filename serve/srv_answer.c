@@ -39,12 +39,12 @@ typedef struct view {
     const char *bad_hdr; /* the header it is about */
 } view;
 
-static const char *span_ptr(const view *v, srv_span s)
+static const char *span_ptr(const view *v, cm_span s)
 {
     return v->base + s.off;
 }
 
-#define IS(p, n, lit) srv_name_is((p), (n), (lit), sizeof(lit) - 1)
+#define IS(p, n, lit) cm_http_name_is((p), (n), (lit), sizeof(lit) - 1)
 
 static unsigned char ascii_lower(unsigned char c)
 {
@@ -75,9 +75,9 @@ static int is_token(const char *p, size_t n)
  * the request's own method and target stand in (for the access log). */
 static void build_view(const srv_conn *c, view *v)
 {
-    const srv_req *r = &c->req;
+    const cm_http_head *r = &c->req;
     const srv_auth_proxy *ap = c->l->proto == SRV_FORWARD_AUTH ? c->l->auth : NULL;
-    srv_span m = r->method, t = r->url;
+    cm_span m = r->method, t = r->url;
     unsigned nm = 0, nt = 0;
     v->base = c->in;
     v->expect = 0;
@@ -156,11 +156,11 @@ static void set_reject_body(const srv_server *srv, srv_answer *a)
 static int classify(srv_conn *c, const view *v, srv_answer *a)
 {
     clf_ctx *ctx = srv_worker_ctx(c->w);
-    const srv_req *r = &c->req;
+    const cm_http_head *r = &c->req;
     const char *path, *query;
     size_t plen, qlen;
 
-    if (srv_split_target(v->target, v->target_len, &path, &plen, &query, &qlen) != 0)
+    if (cm_http_split_target(v->target, v->target_len, &path, &plen, &query, &qlen) != 0)
         return 400;
     clf_ctx_reset(ctx);
     clf_ctx_set_method(ctx, v->method, v->method_len);
@@ -195,7 +195,7 @@ static void answer_admin(srv_conn *c, srv_answer *a)
 
     srv_count(&c->w->metrics.admin_requests, 1);
     a->content_type = "text/plain; charset=utf-8";
-    if (srv_split_target(target, tl, &path, &plen, &query, &qlen) != 0)
+    if (cm_http_split_target(target, tl, &path, &plen, &query, &qlen) != 0)
         plen = 0;
     if (plen == 8 && memcmp(path, "/metrics", 8) == 0) {
         srv_metrics *ws[256];
@@ -285,9 +285,9 @@ void srv_answer_request(srv_conn *c, srv_answer *a)
 
 static const char *find_header(const srv_conn *c, const char *lower, size_t ll, size_t *len)
 {
-    const srv_req *r = &c->req;
+    const cm_http_head *r = &c->req;
     for (unsigned i = 0; i < r->n; i++) {
-        if (srv_name_is(c->in + r->h[i].name.off, r->h[i].name.len, lower, ll)) {
+        if (cm_http_name_is(c->in + r->h[i].name.off, r->h[i].name.len, lower, ll)) {
             *len = r->h[i].value.len;
             return c->in + r->h[i].value.off;
         }

@@ -33,7 +33,7 @@ static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
 
 static void init_settings(void)
 {
-    srv_req_settings(&settings);
+    cm_http_settings(&settings);
 }
 
 uint64_t srv_now_ns(void)
@@ -66,7 +66,7 @@ static void on_closed(uv_handle_t *h)
     if (c->next)
         c->next->prev = c->prev;
     atomic_fetch_sub(&w->srv->g.conns_open, 1);
-    srv_req_free(&c->req);
+    cm_http_head_free(&c->req);
     free(c->in);
     free(c->owned_body);
     free(c);
@@ -307,7 +307,7 @@ static void compact(srv_conn *c)
     c->in_parsed -= keep;
     c->msg_start = c->msg_start >= keep ? c->msg_start - keep : 0;
     if (c->state == SRV_HEAD)
-        srv_req_shift(&c->req, (uint32_t)keep);
+        cm_http_head_shift(&c->req, (uint32_t)keep);
 }
 
 static void process(srv_conn *c)
@@ -323,17 +323,17 @@ static void process(srv_conn *c)
         if (c->state == SRV_IDLE)
             begin_request(c);
         size_t used;
-        srv_feed ev = srv_req_feed(&c->parser, c->in + c->in_parsed,
+        cm_http_feed_result ev = cm_http_feed(&c->parser, c->in + c->in_parsed,
                                    c->in_len - c->in_parsed, &used);
-        if (ev == SRV_FEED_ERROR) {
+        if (ev == CM_HTTP_ERROR) {
             answer_error(c, c->req.err_status);
             return;
         }
         c->in_parsed += used;
-        if (ev == SRV_FEED_HEAD) {
+        if (ev == CM_HTTP_HEAD) {
             answer_request(c);
             kick = 1;
-        } else if (ev == SRV_FEED_END) {
+        } else if (ev == CM_HTTP_END) {
             message_done(c);
         } else {
             break; /* all parsed; or an upgrade, answered and closing already */
@@ -491,7 +491,7 @@ void srv_conn_accept(srv_lhandle *lh)
         conn_close(c);
         return;
     }
-    if (srv_req_init(&c->req, &c->in, srv->cfg->max_headers) != 0) {
+    if (cm_http_head_init(&c->req, &c->in, srv->cfg->max_headers) != 0) {
         conn_close(c);
         return;
     }

@@ -10,6 +10,7 @@
  * (srv_rules.c), SIGTERM/SIGINT stops gracefully. See
  * docs/classify-serve.md.
  */
+#include "readfile.h"
 #include "srv_config.h"
 #include "srv_listen.h"
 #include "srv_log.h"
@@ -72,16 +73,14 @@ static int load_reject_body(srv_server *srv, const srv_config *cfg)
                                                     : "text/plain; charset=utf-8";
         return 0;
     }
-    FILE *f = fopen(cfg->reject_file, "rb");
-    if (f == NULL) {
-        srv_log_error("%s: cannot open: %s", cfg->reject_file, strerror(errno));
+    int e;
+    cm_read_status rs = cm_read_file(cfg->reject_file, MAX_REJECT_FILE, 0, &b->ptr, &b->len, &e,
+                                     NULL);
+    if (rs == CM_READ_OPEN) {
+        srv_log_error("%s: cannot open: %s", cfg->reject_file, strerror(e));
         return -1;
     }
-    b->ptr = malloc(MAX_REJECT_FILE + 1);
-    b->len = b->ptr ? fread(b->ptr, 1, MAX_REJECT_FILE + 1, f) : 0;
-    int bad = b->ptr == NULL || ferror(f) || b->len > MAX_REJECT_FILE;
-    fclose(f);
-    if (bad) {
+    if (rs != CM_READ_OK) {
         srv_log_error("%s: cannot read, or larger than %zu bytes", cfg->reject_file,
                       MAX_REJECT_FILE);
         return -1;

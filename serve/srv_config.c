@@ -3,6 +3,7 @@
  * taking one value (except the few flags below), so a config file is just
  * "NAME VALUE" lines with the same names: one table serves both.
  */
+#include "classify.h"
 #include "srv_config.h"
 #include "usage_error.h"
 
@@ -139,7 +140,7 @@ static const opt_def opts[] = {
     {"auth-accept-status", K_STATUS, F(auth_accept_status), 0, 0, 0},
     {"auth-reject-status", K_STATUS, F(auth_reject_status), 0, 0, 0},
     {"max-header-bytes", K_SIZE, F(max_header_bytes), 1024, 1u << 20, 0},
-    {"max-headers", K_UINT, F(max_headers), 1, 256, 0},
+    {"max-headers", K_UINT, F(max_headers), 1, CLF_DEFAULT_HEADERS, 0},
     {"max-connections", K_UINT, F(max_connections), 1, 1000000, 0},
     {"request-timeout", K_SECONDS, F(request_timeout_ms), 1, 3600000, 0},
     {"keepalive-timeout", K_SECONDS, F(keepalive_timeout_ms), 1, 86400000, 0},
