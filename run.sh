@@ -32,10 +32,10 @@ PACKAGES="gcc meson ninja-build pkg-config re2c lemon libhyperscan-dev
 libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml
 libuv1-dev liblua5.4-dev libluajit-5.1-dev
 ${EXTRA_PACKAGES:-}"
-# Only run, never linked: the proxies that classify-serve's integration
-# tests (test) and its load test (bench, which also needs wrk) put in front
-# of it.
-PROXY_PACKAGES="caddy nginx haproxy"
+# The proxies that classify-serve's integration tests (test) and its load
+# test (bench, which also needs wrk) put in front of it, only run, never
+# linked; and nginx-dev, to build the nginx module for Debian's nginx.
+PROXY_PACKAGES="caddy nginx haproxy nginx-dev"
 
 ensure_packages() {
     missing=""
@@ -93,9 +93,20 @@ demo() {
         --request examples/browser-requests/03-copied-chrome-ua.http
 }
 
+# A build directory configured before nginx-dev was installed has no nginx
+# module: look for it again (nginx/meson.build).
+find_nginx_module() {
+    if [ -f /usr/share/nginx/src/configure ] &&
+       ! grep -q ngx_http_classify_module "$BUILD_DIR/build.ninja"; then
+        meson setup --reconfigure "$BUILD_DIR" >&2
+        ninja -C "$BUILD_DIR" >&2
+    fi
+}
+
 test_suite() {
     PACKAGES="$PACKAGES $PROXY_PACKAGES"
     build
+    find_nginx_module
     rc=0
     meson test -C "$BUILD_DIR" --num-processes 1 --print-errorlogs "$@" || rc=$?
     python3 tests/summarize.py "$BUILD_DIR/meson-logs/testlog.json"
