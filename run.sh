@@ -19,6 +19,9 @@
 #                    the accuracy report on the real corpora (docs/accuracy.md)
 #   ./run.sh bench serve
 #                    the classify-serve load test with wrk (bench/serve/README.md)
+#   ./run.sh bench nginx
+#                    the nginx module against nginx's own regex configuration
+#                    and auth_request, with wrk (bench/nginx/README.md)
 #
 # Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
 # MESON_OPTS (extra `meson setup` options for a new build directory), CC.
@@ -134,7 +137,12 @@ case "${1:-}" in
             shift
             exec python3 bench/serve/run.py "$BUILD_DIR" "$@"
         fi
+        if [ "${1:-}" = nginx ]; then
+            shift
+            find_nginx_module
+            exec python3 bench/nginx/run.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@"
+        fi
         exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
     accuracy) build; shift; exec python3 tools/accuracy.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@" ;;  # docs/accuracy.md
-    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve]" >&2; exit 2 ;;
+    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | nginx]" >&2; exit 2 ;;
 esac
