@@ -162,6 +162,7 @@ class Nginx:
     def __init__(self, nginx, d, conf):
         self.nginx, self.d, self.conf = nginx, d, conf
         self.proc = None
+        self.seen = set()  # every worker seen, stopped at the end if orphaned
 
     def args(self, *more):
         return [self.nginx, "-p", self.d, "-c", self.conf, "-e", os.path.join(self.d, "logs", "error.log")] + list(more)
@@ -181,7 +182,9 @@ class Nginx:
 
     def workers(self):
         out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.proc.pid)], capture_output=True).stdout
-        return sorted(int(x) for x in out.split())
+        pids = sorted(int(x) for x in out.split())
+        self.seen.update(pids)
+        return pids
 
     def reload(self):
         p = subprocess.run(self.args("-s", "reload"), capture_output=True, timeout=60, env=NGINX_ENV)
@@ -196,8 +199,18 @@ class Nginx:
 
     def stop(self):
         if self.proc is not None:
+            self.seen.update(self.workers())
             self.proc.stop(signal.SIGQUIT, timeout=15)
             self.proc = None
+        # Workers outlive a master that crashed: stop those still running.
+        time.sleep(0.2)
+        for pid in self.seen:
+            try:
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    if f.read().startswith(b"nginx: worker"):
+                        os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def compile_rules(classifyc, src_text, d, name):
