@@ -19,6 +19,9 @@
 #                    the accuracy report on the real corpora (docs/accuracy.md)
 #   ./run.sh bench serve
 #                    the classify-serve load test with wrk (bench/serve/README.md)
+#   ./run.sh bench nginx
+#                    the nginx module against nginx's own regex configuration
+#                    and auth_request, with wrk (bench/nginx/README.md)
 #
 # Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
 # MESON_OPTS (extra `meson setup` options for a new build directory), CC.
@@ -32,10 +35,10 @@ PACKAGES="gcc meson ninja-build pkg-config re2c lemon libhyperscan-dev
 libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml
 libuv1-dev liblua5.4-dev libluajit-5.1-dev
 ${EXTRA_PACKAGES:-}"
-# Only run, never linked: the proxies that classify-serve's integration
-# tests (test) and its load test (bench, which also needs wrk) put in front
-# of it.
-PROXY_PACKAGES="caddy nginx haproxy"
+# The proxies that classify-serve's integration tests (test) and its load
+# test (bench, which also needs wrk) put in front of it, only run, never
+# linked; and nginx-dev, to build the nginx module for Debian's nginx.
+PROXY_PACKAGES="caddy nginx haproxy nginx-dev"
 
 ensure_packages() {
     missing=""
@@ -93,9 +96,20 @@ demo() {
         --request examples/browser-requests/03-copied-chrome-ua.http
 }
 
+# A build directory configured before nginx-dev was installed has no nginx
+# module: look for it again (nginx/meson.build).
+find_nginx_module() {
+    if [ -f /usr/share/nginx/src/configure ] &&
+       ! grep -q ngx_http_classify_module "$BUILD_DIR/build.ninja"; then
+        meson setup --reconfigure "$BUILD_DIR" >&2
+        ninja -C "$BUILD_DIR" >&2
+    fi
+}
+
 test_suite() {
     PACKAGES="$PACKAGES $PROXY_PACKAGES"
     build
+    find_nginx_module
     rc=0
     meson test -C "$BUILD_DIR" --num-processes 1 --print-errorlogs "$@" || rc=$?
     python3 tests/summarize.py "$BUILD_DIR/meson-logs/testlog.json"
@@ -123,7 +137,12 @@ case "${1:-}" in
             shift
             exec python3 bench/serve/run.py "$BUILD_DIR" "$@"
         fi
+        if [ "${1:-}" = nginx ]; then
+            shift
+            find_nginx_module
+            exec python3 bench/nginx/run.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@"
+        fi
         exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
     accuracy) build; shift; exec python3 tools/accuracy.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@" ;;  # docs/accuracy.md
-    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve]" >&2; exit 2 ;;
+    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | nginx]" >&2; exit 2 ;;
 esac

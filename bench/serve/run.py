@@ -198,7 +198,7 @@ class Bench:
         self.nginx = self.start(["nginx", "-p", os.path.join(t, "nginx"), "-c",
                                  os.path.join(t, "nginx", "nginx.conf"), "-e",
                                  os.path.join(t, "nginx", "logs", "error.log")], "nginx", P["nginx"])
-        self.serve = self.start([os.path.join(self.build, "cli", "classify-serve"), self.rules,
+        self.serve = self.start([os.path.join(self.build, "serve", "classify-serve"), self.rules,
                                  "--listen", "127.0.0.1:%d" % P["pass"],
                                  "--listen-auth", "nginx=127.0.0.1:%d" % P["auth"],
                                  "--listen-admin", "127.0.0.1:%d" % P["admin"],

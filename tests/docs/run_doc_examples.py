@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-DOCS = ["docs/language.md", "README.md"]
+DOCS = ["docs/language.md", "README.md", "docs/nginx.md"]
 FENCE = re.compile(r"^```(clf|clf-stmt)\s*$")
 
 

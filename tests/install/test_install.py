@@ -85,6 +85,33 @@ with tempfile.TemporaryDirectory() as dest:
           p.returncode == 0 and os.path.isfile(os.path.join(os.path.dirname(os.path.dirname(files.get("clf-import", dest))),
                                                             "share", "libclassify", "python", "clf_import", "main.py")))
 
+    # The nginx module, when this build has it (docs/nginx.md, "Building and
+    # installing"): its run path names the installed library, the
+    # modules-available snippet the installed module, and the stock nginx
+    # loads it (not in a sanitizer build: nginx would need the sanitizer's
+    # runtime preloaded, which tests/nginx does).
+    if os.path.exists(os.path.join(build, "nginx", "ngx_http_classify_module.so")):
+        mod = files.get("ngx_http_classify_module.so")
+        check("installs the nginx module in LIBDIR/nginx/modules",
+              mod is not None and os.path.dirname(mod) == os.path.join(libdir, "nginx", "modules"),
+              mod)
+        snippet = files.get("mod-http-classify.conf")
+        text = open(snippet).read() if snippet else ""
+        check("installs modules-available/mod-http-classify.conf with the installed path",
+              snippet is not None and mod is not None and
+              text == "load_module %s;\n" % mod[len(dest):], text)
+        p = sh(["readelf", "-d", mod or dest])
+        check("the installed module's run path is the installed LIBDIR",
+              ("Library runpath: [%s]" % libdir[len(dest):]).encode() in p.stdout, p.stdout)
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        if mod and not sanitize and os.path.exists(nginx):
+            conf = os.path.join(dest, "nginx-load.conf")
+            with open(conf, "w") as f:
+                f.write("load_module %s;\npid %s/nginx.pid;\nevents {}\n" % (mod, dest))
+            p = sh([nginx, "-t", "-p", dest, "-c", conf, "-e", os.path.join(dest, "nginx-error.log")],
+                   env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+            check("the stock nginx loads the installed module", p.returncode == 0, p.stderr)
+
 # Regression (issue 12, bug 10): the build tree's copy of clf-import
 # found no package (ModuleNotFoundError); it runs the source tree's.
 p = sh([os.path.join(build, "tools", "clf-import"), "robots-txt", "-"],
