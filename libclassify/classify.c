@@ -176,7 +176,7 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
                                       size_t value_len)
 {
     if (!ctx || (!name && name_len) || (!value && value_len)) return CLF_E_INVALID;
-    return vm_ctx_add_header(ctx, name ? name : "", name_len, value ? value : "", value_len);
+    return vm_ctx_add_header(ctx, name, name_len, value, value_len);
 }
 
 CLF_API clf_status clf_program_find_filter(const clf_program *prog, const char *name,
@@ -241,22 +241,28 @@ static clf_status check_entry(clf_ctx *ctx, uint32_t filter)
     return CLF_E_INVALID;
 }
 
-CLF_API clf_status clf_eval_filter(clf_ctx *ctx, uint32_t filter, clf_verdict *out)
+/* clf_eval and clf_eval_filter, once their arguments are checked. */
+static inline clf_status eval(clf_ctx *ctx, uint32_t filter, clf_verdict *out)
 {
-    if (!ctx || !out) return CLF_E_INVALID;
     clf_verdict v;
     vm_outcome how;
     ctx->errmsg[0] = 0;
-    clf_status st = check_entry(ctx, filter);
-    if (st == CLF_OK) st = vm_run(ctx, filter, &v, &how);
+    clf_status st = vm_run(ctx, filter, &v, &how);
     if (st == CLF_OK) *out = v; /* the verifier keeps pass out of entries */
     return st;
 }
 
+CLF_API clf_status clf_eval_filter(clf_ctx *ctx, uint32_t filter, clf_verdict *out)
+{
+    if (!ctx || !out) return CLF_E_INVALID;
+    clf_status st = check_entry(ctx, filter);
+    return st == CLF_OK ? eval(ctx, filter, out) : st;
+}
+
 CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out)
 {
-    if (!ctx) return CLF_E_INVALID;
-    return clf_eval_filter(ctx, ctx->prog->entry, out);
+    if (!ctx || !out) return CLF_E_INVALID;
+    return eval(ctx, ctx->prog->entry, out); /* the loader checked that main is an entry */
 }
 
 CLF_API clf_status clf_eval_filter_explain(clf_ctx *ctx, uint32_t filter, clf_verdict *out,
