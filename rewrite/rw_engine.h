@@ -12,27 +12,33 @@
 #include "rw_stream.h"
 
 /* A candidate match in the candidate table: the best match found so far
- * at one start offset. rule1 = rule index + 1 (0: none). */
+ * at one start offset (rule1 = rule index + 1; 0: none), and the longest
+ * match a variable-width rule reported there (vrule1 = its index + 1,
+ * RW_VMANY when several variable-width rules reported there): when a
+ * committed match ends inside that one, the rule may match again at an
+ * unreported start. */
 typedef struct rw_cand {
     uint32_t rule1;
     uint32_t len;
+    uint32_t vrule1;
+    uint32_t vlen;
 } rw_cand;
+#define RW_VMANY UINT32_MAX
 
-/* Per variable-width rule (SRW): where its reported matches lie, and
- * where a match Hyperscan could not report may start. */
+/* Per variable-width rule (SRW): where a match Hyperscan could not report
+ * may start, [rlo, rhi] (empty when rlo > rhi): the hull of the ranges
+ * its hidden reports imply, checked with pcre2_dfa_match. */
 typedef struct rw_hull {
-    /* the hull [lo, hi) of its reports whose end is past pos; hi == 0:
-     * none */
-    uint64_t lo, hi;
-    /* possible unreported starts [rlo, rhi]; empty when rlo > rhi */
     uint64_t rlo, rhi;
 } rw_hull;
 
 /* A candidate kept between two feed calls: start offset and candidate. */
 typedef struct rw_kept {
-    uint64_t start;
+    uint32_t delta; /* start - pos */
     rw_cand c;
 } rw_kept;
+/* Candidates a stream keeps between feed calls without rescanning. */
+#define RW_KEPT_MAX 64u
 
 enum { RW_ST_OPEN = 0, RW_ST_DONE = 1, RW_ST_FAILED = 2 };
 
@@ -53,6 +59,7 @@ struct rw_stream {
     size_t wcap;
     rw_kept *kept;          /* candidates in [pos, t) between feed calls */
     uint32_t nkept, kcap;
+    int kept_lost;          /* more than kcap: rescan the window when loading */
     uint32_t W;             /* widest active rule (SRW, sub_filter) */
     uint32_t nactive;       /* active rules */
     uint32_t nbitmap;       /* bytes of each rule bitmap */

@@ -53,7 +53,10 @@ static inline int better(int sf, uint32_t rule, uint32_t len, const rw_cand *c)
     return len > c->len || (len == c->len && rule < cr);
 }
 
-static inline void ring_put(rw_scratch *sc, int sf, uint64_t b, uint32_t rule, uint32_t len)
+/* Records the candidate (rule, len) at start b; var: the rule has
+ * variable width (its longest report here is kept apart too). */
+static inline void ring_put(rw_scratch *sc, int sf, uint64_t b, uint32_t rule, uint32_t len,
+                            int var)
 {
     size_t i = (size_t)(b & (sc->ring_size - 1));
     uint64_t bit = 1ull << (i & 63);
@@ -63,10 +66,27 @@ static inline void ring_put(rw_scratch *sc, int sf, uint64_t b, uint32_t rule, u
         *w |= bit;
         c->rule1 = rule + 1;
         c->len = len;
-    } else if (better(sf, rule, len, c)) {
+        c->vrule1 = var ? rule + 1 : 0;
+        c->vlen = var ? len : 0;
+        return;
+    }
+    if (better(sf, rule, len, c)) {
         c->rule1 = rule + 1;
         c->len = len;
     }
+    if (var) {
+        if (c->vrule1 == 0 || c->vrule1 == rule + 1) c->vrule1 = rule + 1;
+        else c->vrule1 = RW_VMANY;
+        if (len > c->vlen) c->vlen = len;
+    }
+}
+
+/* Copies a kept candidate back in as it was. */
+static inline void ring_restore(rw_scratch *sc, uint64_t b, rw_cand c)
+{
+    size_t i = (size_t)(b & (sc->ring_size - 1));
+    sc->rbits[i >> 6] |= 1ull << (i & 63);
+    sc->ring[i] = c;
 }
 
 /* The first start in [from, to) with a candidate, or `to`. */
@@ -161,23 +181,15 @@ static int on_match(unsigned int id, unsigned long long from, unsigned long long
     if (r->fixed) {
         if (e < r->width) return 0;
         uint64_t b = e - r->width;
-        if (b >= st->pos) ring_put(x->sc, sf, b, id, r->width);
+        if (b >= st->pos) ring_put(x->sc, sf, b, id, r->width, 0);
         return 0;
     }
     if (r->var_index >= s->nvar) return 0;
     rw_hull *h = &st->hull[r->var_index];
     int known = from != HS_OFFSET_PAST_HORIZON && from <= to;
     uint64_t b = known ? (uint64_t)from + x->adj : 0;
-    uint64_t lo = known ? b : (e > r->width ? e - r->width : 0);
-    if (h->hi <= st->pos) {
-        h->lo = lo;
-        h->hi = e;
-    } else {
-        if (lo < h->lo) h->lo = lo;
-        if (e > h->hi) h->hi = e;
-    }
     if (known && b >= st->pos && e - b <= r->width) {
-        ring_put(x->sc, sf, b, id, (uint32_t)(e - b));
+        ring_put(x->sc, sf, b, id, (uint32_t)(e - b), 1);
         return 0;
     }
     /* a match Hyperscan could not report may start in [e - width, e - min] */
@@ -237,7 +249,7 @@ static const PCRE2_SIZE *capture(rw_stream *st, rw_scratch *sc, const rw_rule *r
     pcre2_set_callout(sc->mctx, pin_end, sc);
     pcre2_set_match_limit(sc->mctx, rw_budget((size_t)(end - b)));
     int rc = pcre2_match(r->cap, sc->lin, (PCRE2_SIZE)(end - st->base), (PCRE2_SIZE)(b - st->base),
-                         PCRE2_ANCHORED | (noteol ? PCRE2_NOTEOL : 0), sc->md, sc->mctx);
+                         noteol ? PCRE2_NOTEOL : 0, sc->md, sc->mctx); /* anchored by compilation */
     pcre2_set_callout(sc->mctx, NULL, NULL);
     if (rc <= 0) return NULL;
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(sc->md);
@@ -272,7 +284,7 @@ static rw_status repair(rw_stream *st, rw_scratch *sc, uint64_t *c, uint64_t F, 
             int64_t len = dfa_longest(st, sc, r, x, eod);
             if (len < 0) return RW_E_LIMIT;
             if (len > 0) {
-                ring_put(sc, sf, x, i, (uint32_t)len);
+                ring_put(sc, sf, x, i, (uint32_t)len, 1);
                 *c = x;
                 break;
             }
@@ -290,7 +302,7 @@ static rw_status zones(rw_stream *st, rw_scratch *sc, uint64_t c, rw_cand *best,
         const rw_rule *r = &s->rules[i];
         if (r->var_index >= s->nvar || !rw_bit(st->active, i)) continue;
         const rw_hull *h = &st->hull[r->var_index];
-        if (!(h->hi > c && h->lo < c)) continue;
+        if (!(h->rlo <= c && c <= h->rhi)) continue;
         int64_t len = dfa_longest(st, sc, r, c, eod);
         if (len < 0) return RW_E_LIMIT;
         if (len > 0 && (best->rule1 == 0 || better(0, i, (uint32_t)len, best))) {
@@ -301,13 +313,23 @@ static rw_status zones(rw_stream *st, rw_scratch *sc, uint64_t c, rw_cand *best,
     return RW_OK;
 }
 
-/* Scans the held window [pos - 1, t) again with the rescan streams, after
- * a once rule fired, so that the candidates it displaced come back. */
-static rw_status rescan(rw_stream *st, rw_scratch *sc, int eod)
+/* Scans the held window [pos - 1, t) again with the rescan streams: after
+ * once rule `fired` fired, the candidates at the starts where it was the
+ * best are dropped and come back from the scan without it (elsewhere the
+ * best stays the best); with fired = UINT32_MAX (a window whose
+ * candidates were not kept) every candidate comes back. Matches the
+ * held window hid behind an earlier commit are reported from pos - 1 on,
+ * so they come back too, or as repair ranges. */
+static rw_status rescan(rw_stream *st, rw_scratch *sc, int eod, uint32_t fired)
 {
-    const rw_set *s = st->set;
     st->stats.rescans++;
-    ring_clear(sc, st->pos, st->t);
+    if (fired == UINT32_MAX) {
+        ring_clear(sc, st->pos, st->t);
+    } else {
+        for (uint64_t b = ring_next(sc, st->pos, st->t); b < st->t;
+             b = ring_next(sc, b + 1, st->t))
+            if (ring_at(sc, b)->rule1 == fired + 1) ring_clear(sc, b, b + 1);
+    }
     uint64_t from = st->pos ? st->pos - 1 : 0;
     hsctx x = {st, sc, from, st->t};
     hs_stream_t *rs[2] = {st->rs_lit, st->rs_re};
@@ -321,15 +343,6 @@ static rw_status rescan(rw_stream *st, rw_scratch *sc, int eod)
         /* at the end of data, what depends on the end comes now */
         if (eod && hs_reset_stream(rs[k], 0, sc->hs, on_match, &x) != HS_SUCCESS)
             return RW_E_BACKEND;
-    }
-    /* DFA finds made since the last check are gone with the table: look
-     * again wherever a variable-width rule has reports past pos */
-    for (uint32_t i = 0; i < s->nrules; i++) {
-        const rw_rule *r = &s->rules[i];
-        if (r->var_index >= s->nvar || !rw_bit(st->active, i)) continue;
-        rw_hull *h = &st->hull[r->var_index];
-        if (h->hi > st->pos && h->hi >= r->min_width)
-            repair_add(st, h, st->pos, h->hi - r->min_width);
     }
     return RW_OK;
 }
@@ -346,23 +359,29 @@ static rw_status commit(rw_stream *st, rw_scratch *sc, uint64_t c, rw_cand best,
     if (rw_expand(st, r, sc->lin, (size_t)(c - st->base), (size_t)(e - st->base), ov,
                   sc->md_pairs, 0))
         return RW_E_SINK;
+    /* A variable-width rule's report that starts inside [c, e) and ends
+     * past e: its leftmost start is now covered, but the rule may match
+     * at a later start that Hyperscan did not report (the candidate
+     * table holds nothing in [pos, c)). */
+    if (s->nvar) {
+        for (uint64_t b = c; b < e; b = ring_next(sc, b + 1, e)) {
+            if (!ring_has(sc, b)) continue;
+            const rw_cand *q = ring_at(sc, b);
+            if (q->vrule1 == 0 || b + q->vlen <= e) continue;
+            for (uint32_t i = 0; i < s->nrules; i++) {
+                const rw_rule *v = &s->rules[i];
+                if (v->var_index >= s->nvar || !rw_bit(st->active, i)) continue;
+                if (q->vrule1 != RW_VMANY && q->vrule1 != i + 1) continue;
+                if (b + q->vlen >= v->min_width)
+                    repair_add(st, &st->hull[v->var_index], e, b + q->vlen - v->min_width);
+            }
+        }
+    }
     uint64_t old = st->pos;
     st->pos = e;
     ring_clear(sc, old, e);
     rw_bit_set(st->matched, ri);
     st->stats.replacements++;
-    /* variable-width rules with a report across the new pos may match at
-     * a start Hyperscan did not report */
-    for (uint32_t i = 0; s->nvar && i < s->nrules; i++) {
-        const rw_rule *v = &s->rules[i];
-        if (v->var_index >= s->nvar) continue;
-        rw_hull *h = &st->hull[v->var_index];
-        if (h->hi <= e) {
-            h->hi = 0;
-        } else if (h->lo < e && h->hi >= v->min_width && rw_bit(st->active, i)) {
-            repair_add(st, h, e, h->hi - v->min_width);
-        }
-    }
     if (r->flags & RW_ONCE) {
         rw_bit_clear(st->active, ri);
         if (st->nactive) st->nactive--;
@@ -374,7 +393,7 @@ static rw_status commit(rw_stream *st, rw_scratch *sc, uint64_t c, rw_cand best,
         /* did it hold candidates that may hide others? */
         for (uint64_t b = ring_next(sc, st->pos, st->t); b < st->t;
              b = ring_next(sc, b + 1, st->t)) {
-            if (ring_at(sc, b)->rule1 == ri + 1) return rescan(st, sc, eod);
+            if (ring_at(sc, b)->rule1 == ri + 1) return rescan(st, sc, eod, ri);
         }
     }
     return RW_OK;
@@ -414,17 +433,19 @@ static rw_status decide(rw_stream *st, rw_scratch *sc, uint64_t F, int eod)
 
 /* ---- feeding ------------------------------------------------------------- */
 
-/* The held window and its candidates into the scratch. */
-static void load(rw_stream *st, rw_scratch *sc)
+/* The held window and its candidates into the scratch: from kept[], or,
+ * when they did not fit there, by scanning the window again. */
+static rw_status load(rw_stream *st, rw_scratch *sc)
 {
     size_t held = (size_t)(st->t - st->base);
     if (held) memcpy(sc->lin, st->win, held);
-    int sf = st->set->mode == RW_MODE_SUB_FILTER;
-    for (uint32_t k = 0; k < st->nkept; k++) {
-        const rw_kept *q = &st->kept[k];
-        ring_put(sc, sf, q->start, q->c.rule1 - 1, q->c.len);
-    }
+    for (uint32_t k = 0; k < st->nkept; k++) ring_restore(sc, st->pos + st->kept[k].delta, st->kept[k].c);
     st->nkept = 0;
+    if (st->kept_lost) {
+        st->kept_lost = 0;
+        return rescan(st, sc, 0, UINT32_MAX);
+    }
+    return RW_OK;
 }
 
 /* The held window and its candidates back into the stream; leaves the
@@ -436,7 +457,12 @@ static void save(rw_stream *st, rw_scratch *sc)
     if (held) memcpy(st->win, sc->lin, held);
     st->nkept = 0;
     for (uint64_t b = ring_next(sc, st->pos, st->t); b < st->t; b = ring_next(sc, b + 1, st->t)) {
-        if (st->nkept < st->kcap) st->kept[st->nkept++] = (rw_kept){b, *ring_at(sc, b)};
+        if (st->nkept == st->kcap) {
+            st->kept_lost = 1;
+            st->nkept = 0;
+            break;
+        }
+        st->kept[st->nkept++] = (rw_kept){(uint32_t)(b - st->pos), *ring_at(sc, b)};
     }
     ring_clear(sc, st->pos, st->t);
 }
@@ -444,8 +470,8 @@ static void save(rw_stream *st, rw_scratch *sc)
 rw_status rw_hs_feed(rw_stream *st, rw_scratch *sc, const uint8_t *p, size_t n)
 {
     const rw_set *s = st->set;
-    load(st, sc);
-    rw_status rc = RW_OK;
+    rw_status rc = load(st, sc);
+    if (rc) return rc;
     while (n > 0) {
         if (st->passthrough) {
             ring_clear(sc, st->pos, st->t);
@@ -474,7 +500,8 @@ rw_status rw_hs_feed(rw_stream *st, rw_scratch *sc, const uint8_t *p, size_t n)
 
 rw_status rw_hs_finish(rw_stream *st, rw_scratch *sc)
 {
-    load(st, sc);
+    rw_status lr = load(st, sc);
+    if (lr) return lr;
     hsctx x = {st, sc, 0, st->t};
     if (st->hs_lit && hs_reset_stream(st->hs_lit, 0, sc->hs, on_match, &x) != HS_SUCCESS)
         return RW_E_BACKEND;

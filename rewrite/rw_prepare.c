@@ -220,7 +220,11 @@ static int compile_capture(rw_set *s, rw_rule *r, rw_dctx *c)
     size_t eo;
     /* No auto-possessification: it would turn a final \n+ into \n++,
      * which cannot give back the bytes past the pinned end. */
-    r->cap = rw_pcre2_compile(b.data, b.len, pcre2_flags_of(r->flags) | PCRE2_NO_AUTO_POSSESS,
+    /* Anchored at compile time: PCRE2 runs its JIT code only without
+     * match-time PCRE2_ANCHORED, and the interpreter would allocate its
+     * frame vector on first use. */
+    r->cap = rw_pcre2_compile(b.data, b.len,
+                              pcre2_flags_of(r->flags) | PCRE2_NO_AUTO_POSSESS | PCRE2_ANCHORED,
                               &s->al, &ec, &eo);
     free(b.data);
     if (!r->cap) {
@@ -529,6 +533,7 @@ int rw_compile_rf(rw_set *s, rw_dctx *c)
                                                   &s->al, &ec, &eo)
                                : NULL;
     if (s->rf_code_ac) {
+        pcre2_jit_compile(s->rf_code_ac, PCRE2_JIT_COMPLETE);
         s->rf_pattern = vm_malloc(&s->al, b.len);
         if (s->rf_pattern) {
             memcpy(s->rf_pattern, b.data, b.len);

@@ -188,12 +188,12 @@ static void clear_body(rw_stream *st)
     st->gave_up = 0;
     st->t = st->pos = st->base = 0;
     st->nkept = 0;
+    st->kept_lost = 0;
     st->nrepair = 0;
     memset(st->active, 0, st->nbitmap);
     for (uint32_t i = 0; i < s->nrules; i++) rw_bit_set(st->active, i);
     memset(st->matched, 0, st->nbitmap);
     for (uint32_t i = 0; i < s->nvar; i++) {
-        st->hull[i].lo = st->hull[i].hi = 0;
         st->hull[i].rlo = 1;
         st->hull[i].rhi = 0;
     }
@@ -235,7 +235,7 @@ rw_status rw_stream_new(const rw_set *set, const vm_allocator *al, rw_sink_fn si
     st->matched = vm_calloc(al, st->nbitmap ? st->nbitmap : 1, 1);
     st->hull = vm_calloc(al, set->nvar ? set->nvar : 1, sizeof *st->hull);
     if (set->mode != RW_MODE_REPLACE_FILTER) {
-        st->kcap = set->W + 2;
+        st->kcap = set->W + 2 < RW_KEPT_MAX ? set->W + 2 : RW_KEPT_MAX;
         st->kept = vm_calloc(al, st->kcap, sizeof *st->kept);
     }
     rw_status rc = RW_E_NOMEM;
@@ -245,7 +245,9 @@ rw_status rw_stream_new(const rw_set *set, const vm_allocator *al, rw_sink_fn si
     rc = RW_E_BACKEND;
     if (set->litdb && hs_open_stream(set->litdb, 0, &st->hs_lit) != HS_SUCCESS) goto fail;
     if (set->redb && hs_open_stream(set->redb, 0, &st->hs_re) != HS_SUCCESS) goto fail;
-    if (set->nonce) {
+    /* the rescan streams: after a once rule fired, and for a window whose
+     * candidates did not fit in kept[] */
+    if (set->nonce || set->W + 2 > RW_KEPT_MAX) {
         if (set->litdb && hs_open_stream(set->litdb, 0, &st->rs_lit) != HS_SUCCESS) goto fail;
         if (set->redb && hs_open_stream(set->redb, 0, &st->rs_re) != HS_SUCCESS) goto fail;
     }

@@ -49,6 +49,9 @@ class Result:
         self.bound = int(kv["bound"])
         self.rep = int(kv["rep"])
         self.gaveup = int(kv["gaveup"])
+        self.dfa = int(kv.get("dfa", 0))
+        self.captures = int(kv.get("cap", 0))
+        self.rescans = int(kv.get("rescans", 0))
 
 
 class Tool:

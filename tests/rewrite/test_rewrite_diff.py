@@ -170,7 +170,7 @@ def run_mode(tool, r, mode, cases):
             continue  # random patterns may match empty, etc.: a valid set is needed
         done += 1
         for _ in range(3):
-            data = rand_str(r, alpha, 0, 40).encode()
+            data = rand_str(r, alpha, 0, 40 if r.random() < 0.85 else 300).encode()
             tool.input(data)
             ref = tool.ref()
             if ref is None:
