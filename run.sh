@@ -19,6 +19,8 @@
 #                    the accuracy report on the real corpora (docs/accuracy.md)
 #   ./run.sh bench serve
 #                    the classify-serve load test with wrk (bench/serve/README.md)
+#   ./run.sh bench rewrite
+#                    the rewrite engine's micro-benchmark (bench/rewrite/README.md)
 #
 # Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
 # MESON_OPTS (extra `meson setup` options for a new build directory), CC.
@@ -123,7 +125,11 @@ case "${1:-}" in
             shift
             exec python3 bench/serve/run.py "$BUILD_DIR" "$@"
         fi
+        if [ "${1:-}" = rewrite ]; then
+            shift
+            exec "$BUILD_DIR/bench/rewrite/rw-bench" "$@"
+        fi
         exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
     accuracy) build; shift; exec python3 tools/accuracy.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@" ;;  # docs/accuracy.md
-    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve]" >&2; exit 2 ;;
+    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | rewrite]" >&2; exit 2 ;;
 esac
