@@ -340,6 +340,7 @@ int rw_emit(rw_stream *st, const uint8_t *p, size_t n)
 int rw_expand(rw_stream *st, const rw_rule *r, const uint8_t *lin, size_t ms, size_t me,
               const PCRE2_SIZE *ov, uint32_t ovpairs, uint32_t ovbase)
 {
+    if (r->nops == 0) return 0; /* an empty template: set->ops may be NULL */
     const rw_op *op = st->set->ops + r->op_first;
     for (uint32_t k = 0; k < r->nops; k++, op++) {
         if (op->kind == RW_OP_LIT) {

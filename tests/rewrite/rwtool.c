@@ -8,6 +8,7 @@
  *                          PAT and TPL hex ("-" for empty)
  *   build                  compiles; prints "ok HOLDBACK" or
  *                          "rules N" then N lines "diag RULE WHERE OFFSET CODE MESSAGE"
+ *   save FILE              writes the set's stored form to FILE; prints "ok BYTES"
  *   roundtrip              serializes and reloads the set (then runs use it);
  *                          prints "ok BYTES" or "error STATUS MESSAGE"
  *   input HEX              the body
@@ -179,6 +180,17 @@ int main(void)
                 printf("error %s\n", rw_status_name(st));
             }
             rw_diags_free(&dg);
+        } else if (strcmp(cmd, "save") == 0) {
+            char *path = strtok(NULL, " ");
+            vm_buf b = {0};
+            FILE *f = NULL;
+            if (!set || !path || rw_set_serialize(set, &b) != RW_OK || !(f = fopen(path, "wb")) ||
+                fwrite(b.data, 1, b.len, f) != b.len)
+                printf("error save\n");
+            else
+                printf("ok %zu\n", b.len);
+            if (f) fclose(f);
+            free(b.data);
         } else if (strcmp(cmd, "roundtrip") == 0) {
             if (!set) {
                 printf("error no-set\n");
