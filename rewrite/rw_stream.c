@@ -125,7 +125,7 @@ static rw_status scratch_fit(rw_scratch *sc, const rw_set *s)
     }
     size_t hsz = 0;
     if (sc->hs) hs_scratch_size(sc->hs, &hsz);
-    sc->bytes = sizeof *sc + sc->lin_cap + sc->ring_size * (sizeof(rw_cand) + 1) / 1 +
+    sc->bytes = sizeof *sc + sc->lin_cap + sc->ring_size * sizeof(rw_cand) + sc->ring_size / 8 +
                 sc->ws_ints * sizeof(int) + (size_t)sc->md_pairs * 16 + hsz;
     return RW_OK;
 }
