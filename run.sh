@@ -22,6 +22,8 @@
 #   ./run.sh bench nginx
 #                    the nginx module against nginx's own regex configuration
 #                    and auth_request, with wrk (bench/nginx/README.md)
+#   ./run.sh bench rewrite
+#                    the rewrite engine's micro-benchmark (bench/rewrite/README.md)
 #
 # Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
 # MESON_OPTS (extra `meson setup` options for a new build directory), CC.
@@ -142,7 +144,11 @@ case "${1:-}" in
             find_nginx_module
             exec python3 bench/nginx/run.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@"
         fi
+        if [ "${1:-}" = rewrite ]; then
+            shift
+            exec "$BUILD_DIR/bench/rewrite/rw-bench" "$@"
+        fi
         exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
     accuracy) build; shift; exec python3 tools/accuracy.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@" ;;  # docs/accuracy.md
-    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | nginx]" >&2; exit 2 ;;
+    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | nginx | rewrite]" >&2; exit 2 ;;
 esac
