@@ -91,6 +91,25 @@ rw_srcpos rw_set_rule_pos(const rw_set *s, uint32_t i)
     return s && i < s->nrules ? s->rules[i].pos : z;
 }
 
+int rw_set_rule_info(const rw_set *s, uint32_t i, rw_rule_info *out)
+{
+    if (!s || !out || i >= s->nrules) return -1;
+    const rw_rule *r = &s->rules[i];
+    *out = (rw_rule_info){r->kind, r->flags, r->pat, r->tpl, r->pat_len, r->tpl_len,
+                          r->min_width, r->max_width, r->uses_groups, r->pos};
+    return 0;
+}
+
+const char *rw_mode_name(rw_mode m)
+{
+    switch (m) {
+    case RW_MODE_SRW: return "leftmost_longest";
+    case RW_MODE_REPLACE_FILTER: return "replace_filter";
+    case RW_MODE_SUB_FILTER: return "sub_filter";
+    }
+    return "?";
+}
+
 static void set_diag(rw_dctx *c, const char *msg, long v)
 {
     c->rule = -1;

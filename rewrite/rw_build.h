@@ -180,6 +180,22 @@ uint32_t rw_set_nrules(const rw_set *s);
 /* The rule's source position as given to rw_build (zero when i is out of
  * range). */
 rw_srcpos rw_set_rule_pos(const rw_set *s, uint32_t i);
+/* One rule as the set holds it, for disassemblers (classifyc --dump):
+ * the pointers are into the set and live as long as it. */
+typedef struct rw_rule_info {
+    rw_kind kind;
+    uint32_t flags;
+    const uint8_t *pattern, *replacement;
+    size_t pattern_len, replacement_len;
+    uint32_t min_width, max_width; /* bytes a match spans; max UINT32_MAX: no bound */
+    int captures;                  /* the template names groups >= 1: PCRE2 runs per match */
+    rw_srcpos pos;
+} rw_rule_info;
+/* Fills *out for rule i; returns 0, or -1 when i is out of range. */
+int rw_set_rule_info(const rw_set *s, uint32_t i, rw_rule_info *out);
+/* "leftmost_longest", "replace_filter", "sub_filter": the .clf names. */
+const char *rw_mode_name(rw_mode m);
+
 /* The most bytes a stream of this set retains between two feed calls
  * (left context byte included): docs/rewrite.md, "Hold-back". */
 uint64_t rw_set_holdback(const rw_set *s);

@@ -61,6 +61,11 @@ struct rw_stream {
     uint32_t nkept, kcap;
     int kept_lost;          /* more than kcap: rescan the window when loading */
     uint32_t W;             /* widest active rule (SRW, sub_filter) */
+    uint64_t hz;            /* the frontier so far (rw_hs.c): starts below it are decidable */
+    uint64_t lv_at;         /* the start PCRE2 last checked for live rules (rw_hs.c, start_bound) */
+    uint64_t lv_len;        /* the bytes after it checked (0: none yet) */
+    uint32_t lv_w;          /* its bound: the widest rule still alive there */
+    int live_checks;        /* this feed call runs PCRE2 liveness checks (< W/3 bytes) */
     uint32_t nactive;       /* active rules */
     uint32_t nbitmap;       /* bytes of each rule bitmap */
     uint8_t *active;        /* rules that may still fire */

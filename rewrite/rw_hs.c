@@ -251,9 +251,11 @@ static const PCRE2_SIZE *capture(rw_stream *st, rw_scratch *sc, const rw_rule *r
     int rc = pcre2_match(r->cap, sc->lin, (PCRE2_SIZE)(end - st->base), (PCRE2_SIZE)(b - st->base),
                          noteol ? PCRE2_NOTEOL : 0, sc->md, sc->mctx); /* anchored by compilation */
     pcre2_set_callout(sc->mctx, NULL, NULL);
-    if (rc <= 0) return NULL;
-    const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(sc->md);
-    if (ov[0] != b - st->base || ov[1] != e - st->base) return NULL;
+    const PCRE2_SIZE *ov = rc > 0 ? pcre2_get_ovector_pointer(sc->md) : NULL;
+    if (!ov || ov[0] != b - st->base || ov[1] != e - st->base) {
+        st->stats.captures_failed++;
+        return NULL;
+    }
     return ov;
 }
 
@@ -433,6 +435,111 @@ static rw_status decide(rw_stream *st, rw_scratch *sc, uint64_t F, int eod)
 
 /* ---- feeding ------------------------------------------------------------- */
 
+/* Whether the bytes at `at` (have of them) prove that no match of rule r
+ * starts there: they differ from the literal every match begins with. */
+static int prefix_differs(const rw_rule *r, const uint8_t *at, uint64_t have)
+{
+    uint32_t k = r->prefix_len < have ? r->prefix_len : (uint32_t)have;
+    int fold = (r->flags & RW_CASELESS) != 0;
+    for (uint32_t j = 0; j < k; j++) {
+        uint8_t c = at[j], p = r->prefix[j];
+        if (fold && (c | 0x20) >= 'a' && (c | 0x20) <= 'z') c |= 0x20;
+        if (fold && (p | 0x20) >= 'a' && (p | 0x20) <= 'z') p |= 0x20;
+        if (c != p) return 1;
+    }
+    return 0;
+}
+
+/* PCRE2 liveness checks look at most this many bytes past a start. */
+#define RW_LIVE_SPAN 256u
+
+/* The widest match that may still start at s, bytes. At first the widest
+ * rule that can start with byte lin[s] (rw_set.wfixed, wvar), at most W.
+ * A variable-width rule starting with that byte (`<!--.*-->` at every `<`
+ * of a page, `UA-\d+` after every match of it) would hold up to W bytes
+ * behind each such start, which in small chunks costs a W-byte copy, and
+ * with many candidates held a rescan, per chunk (measured before this: 1
+ * KiB chunks of HTML 2x slower than 64 KiB ones, 1-byte chunks 100x).
+ * So a variable-width rule stops counting at s
+ *   - when the bytes after s contradict the literal its matches begin
+ *     with (rw_rule.prefix: `<p` for `<!--`), which costs a few compares;
+ *   - or, in feed calls of fewer than W/3 bytes, when PCRE2 run anchored at
+ *     s with PCRE2_PARTIAL_HARD on [s, s + RW_LIVE_SPAN) finds it cannot
+ *     match; a complete match that cannot grow counts with its length.
+ * A shorter subject only keeps more rules alive and more data only kills
+ * more, so every bound found is safe, and they only shrink. PCRE2 runs at
+ * the start where the frontier stops (lv_at) as its bytes double (1, 2,
+ * 4, ... 256): at most 9 runs per start and rule. Feed calls of W/3
+ * bytes or more skip it: they are scanned in O(chunk) anyway, and holding
+ * W bytes after one costs about what checking its tail would (measured
+ * on HTML with W = 8 KiB, in instructions: checks cost 15% at 4 KiB
+ * chunks, saved 55% at 1 KiB and 99% at 1 byte). */
+static uint32_t start_bound(rw_stream *st, rw_scratch *sc, uint64_t s)
+{
+    const rw_set *set = st->set;
+    const uint8_t *at = sc->lin + (s - st->base);
+    uint8_t b = at[0];
+    uint32_t w = set->wfixed[b] > set->wvar[b] ? set->wfixed[b] : set->wvar[b];
+    if (w > st->W) w = st->W;
+    if (set->wvar[b] <= set->wfixed[b]) return w; /* no variable-width rule can lower it */
+    if (s != st->lv_at) {
+        st->lv_at = s;
+        st->lv_len = 0;
+        st->lv_w = w;
+    }
+    uint64_t have = st->t - s;
+    if (have > RW_LIVE_SPAN) have = RW_LIVE_SPAN;
+    int run = st->live_checks && st->lv_len < RW_LIVE_SPAN &&
+              (st->lv_len == 0 || have >= 2 * st->lv_len);
+    uint32_t live = set->wfixed[b];
+    for (uint32_t i = set->var_first; i != UINT32_MAX && live < w; i = set->rules[i].var_next) {
+        const rw_rule *r = &set->rules[i];
+        if (r->width <= live || !(r->first[b >> 3] >> (b & 7) & 1) || !rw_bit(st->active, i) ||
+            prefix_differs(r, at, st->t - s))
+            continue;
+        uint32_t need = r->width; /* alive, or PCRE2 could not tell */
+        if (run && have > r->prefix_len) {
+            st->stats.dfa_runs++;
+            pcre2_set_match_limit(sc->mctx, rw_budget((size_t)have));
+            int rc = pcre2_dfa_match(r->dfa, sc->lin, (PCRE2_SIZE)(s + have - st->base),
+                                     (PCRE2_SIZE)(s - st->base),
+                                     PCRE2_ANCHORED | PCRE2_PARTIAL_HARD, sc->md3, sc->mctx,
+                                     sc->ws, sc->ws_ints);
+            if (rc == PCRE2_ERROR_NOMATCH) {
+                need = 0;
+            } else if (rc >= 0) { /* complete, and no path reached the end: the longest is first */
+                uint64_t len = st->base + pcre2_get_ovector_pointer(sc->md3)[1] - s;
+                if (len < need) need = (uint32_t)len;
+            }
+        }
+        if (need > live) live = need;
+    }
+    if (run) {
+        st->lv_len = have;
+        if (live < st->lv_w) st->lv_w = live;
+    }
+    if (st->lv_len && live > st->lv_w) live = st->lv_w;
+    return live < w ? live : w;
+}
+
+/* F: the first start that cannot be decided yet. A start s is decidable
+ * once every match that can start there has ended and been reported:
+ * such a match is at most w = start_bound(s) bytes long, ends by s + w,
+ * and Hyperscan reports it by s + w + 1 (it may wait for one byte past
+ * the end, for `\b` or `$`); one byte more, as the uniform frontier
+ * t - W - 1 had. Starts are decided in order, so F is the first s >= pos
+ * with s + w + 2 > t; it only moves forward as t grows (w only shrinks
+ * as the bytes after s come in), and st->hz remembers where the last call stopped. Starts below
+ * t - W - 1 are decidable whatever their byte. */
+static uint64_t frontier(rw_stream *st, rw_scratch *sc)
+{
+    uint64_t s = st->hz > st->pos ? st->hz : st->pos;
+    if (st->t > (uint64_t)st->W + 1 && s < st->t - st->W - 1) s = st->t - st->W - 1;
+    while (s < st->t && s + start_bound(st, sc, s) + 2 <= st->t) s++;
+    st->hz = s;
+    return s;
+}
+
 /* The held window and its candidates into the scratch: from kept[], or,
  * when they did not fit there, by scanning the window again. */
 static rw_status load(rw_stream *st, rw_scratch *sc)
@@ -472,6 +579,7 @@ rw_status rw_hs_feed(rw_stream *st, rw_scratch *sc, const uint8_t *p, size_t n)
     const rw_set *s = st->set;
     rw_status rc = load(st, sc);
     if (rc) return rc;
+    st->live_checks = (uint64_t)n * 3 < st->W;
     while (n > 0) {
         if (st->passthrough) {
             ring_clear(sc, st->pos, st->t);
@@ -489,8 +597,7 @@ rw_status rw_hs_feed(rw_stream *st, rw_scratch *sc, const uint8_t *p, size_t n)
         st->t += k;
         p += k;
         n -= k;
-        uint64_t F = st->t > (uint64_t)st->W + 1 ? st->t - st->W - 1 : 0;
-        rc = decide(st, sc, F, 0);
+        rc = decide(st, sc, frontier(st, sc), 0);
         if (rc) return rc;
     }
     (void)s;

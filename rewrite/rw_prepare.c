@@ -123,6 +123,68 @@ static void first_bytes(pcre2_code *code, uint8_t out[32])
     }
 }
 
+/* Whether p (n bytes) may have a top-level alternation, as far as a
+ * simple scan can tell: a `|` outside classes and groups. A class is taken
+ * to end at its first `]` (but one right after `[` or `[^`), which is
+ * never later than where it really ends (`[[:alpha:]]` ends later): a
+ * `(` or `|` it hides is never one that counts. Quoting (`\Q...\E`),
+ * comments and inline options, which the scan does not follow, answer
+ * yes. */
+static int may_alternate(const uint8_t *p, size_t n)
+{
+    int in_class = 0;
+    long depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\\') {
+            if (i + 1 < n && p[i + 1] == 'Q') return 1;
+            i++;
+        } else if (in_class) {
+            in_class = p[i] != ']';
+        } else if (p[i] == '[') {
+            in_class = 1;
+            if (i + 1 < n && p[i + 1] == '^') i++;
+            if (i + 1 < n && p[i + 1] == ']') i++; /* a `]` first in a class is a byte */
+        } else if (p[i] == '(') {
+            if (i + 1 < n && p[i + 1] == '?' && !(i + 2 < n && p[i + 2] == ':')) return 1;
+            depth++;
+        } else if (p[i] == ')') {
+            if (--depth < 0) return 1; /* unbalanced: not ours to judge */
+        } else if (p[i] == '|' && depth == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The literal bytes every match of regex p (n bytes) begins with, at
+ * most RW_PREFIX_MAX, into out; returns how many. Conservative: it stops
+ * at the first thing that is not a plain byte or an escaped punctuation
+ * character (a class, a group, `.`, an anchor, `\d`, `\x41`...), drops a
+ * byte a quantifier follows, and gives nothing when the pattern may hold
+ * an alternation (may_alternate). A shorter prefix only prunes less. */
+static uint32_t literal_prefix(const uint8_t *p, size_t n, uint8_t out[RW_PREFIX_MAX])
+{
+    if (may_alternate(p, n)) return 0;
+    uint32_t k = 0;
+    size_t i = 0;
+    while (i < n && k < RW_PREFIX_MAX) {
+        uint8_t c = p[i];
+        size_t next = i + 1;
+        if (c == '\\') {
+            if (next >= n) break;
+            c = p[next++];
+            int alnum = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+            if (alnum || c >= 0x80 || c < 0x20) break; /* \d, \b, \x.., \Q: not a plain byte */
+        } else if (strchr(".[()^$|*+?{}", c)) {
+            break;
+        }
+        if (next < n && strchr("*+?{", p[next])) break; /* the byte is optional or repeated */
+        out[k++] = c;
+        i = next;
+    }
+    return k;
+}
+
 /* The offset Hyperscan's messages give ("... at index 12."), or -1. */
 static int64_t hs_index(const char *msg)
 {
@@ -196,12 +258,10 @@ static int prepare_srw_regex(rw_set *s, rw_rule *r, int have_widths, rw_dctx *c)
     pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &r->ngroups);
     r->fixed = r->min_width == r->max_width && r->max_width != RW_UNBOUNDED;
     r->width = r->max_width < s->L ? r->max_width : s->L;
-    if (!r->fixed) {
-        first_bytes(code, r->first);
-        r->dfa = code;
-    } else {
-        pcre2_code_free(code);
-    }
+    first_bytes(code, r->first);
+    if (!r->fixed) r->dfa = code;
+    else pcre2_code_free(code);
+    r->prefix_len = literal_prefix(r->pat, r->pat_len, r->prefix);
     return 0;
 }
 
@@ -322,6 +382,14 @@ int rw_rule_prepare(rw_set *s, uint32_t i, int have_widths, uint32_t *opcap, rw_
             r->fixed = 1;
             r->width = r->pat_len;
             r->ngroups = 0;
+            /* the first byte, both ASCII cases when caseless (as every
+             * literal of sub_filter mode is: compile_one) */
+            memset(r->first, 0, sizeof r->first);
+            unsigned b0 = r->pat[0], other = b0 ^ 0x20;
+            r->first[b0 >> 3] |= (uint8_t)(1u << (b0 & 7));
+            if (((r->flags & RW_CASELESS) || s->mode == RW_MODE_SUB_FILTER) &&
+                (b0 | 0x20) >= 'a' && (b0 | 0x20) <= 'z')
+                r->first[other >> 3] |= (uint8_t)(1u << (other & 7));
             if (r->pat_len > s->L)
                 rw_diag_add(c, RW_D_TOO_LONG, -1,
                             "the literal is %u bytes, longer than max_match (%u)", r->pat_len,
@@ -561,7 +629,11 @@ static size_t dfa_ws_for(size_t n) { return 6 * (n + 16) + 1000; }
 void rw_set_finish(rw_set *s)
 {
     s->W = 0;
+    memset(s->wfixed, 0, sizeof s->wfixed);
+    memset(s->wvar, 0, sizeof s->wvar);
     s->nvar = s->nonce = s->maxgroups = 0;
+    s->var_first = UINT32_MAX;
+    uint32_t *link = &s->var_first;
     s->dfa_ws_ints = 0;
     for (uint32_t i = 0; i < s->nrules; i++) {
         rw_rule *r = &s->rules[i];
@@ -572,8 +644,14 @@ void rw_set_finish(rw_set *s)
             continue;
         }
         if (r->width > s->W) s->W = r->width;
+        uint32_t *wt = r->fixed ? s->wfixed : s->wvar;
+        for (unsigned b = 0; b < 256; b++)
+            if ((r->first[b >> 3] >> (b & 7) & 1) && r->width > wt[b]) wt[b] = r->width;
+        r->var_next = UINT32_MAX;
         if (!r->fixed && r->kind == RW_REGEX) {
             r->var_index = s->nvar++;
+            *link = i;
+            link = &r->var_next;
             size_t ws = dfa_ws_for(r->pat_len);
             if (ws > s->dfa_ws_ints) s->dfa_ws_ints = ws;
         }

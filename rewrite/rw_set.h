@@ -16,6 +16,9 @@
 
 #include "rw_build.h"
 
+/* The longest literal prefix kept for a rule (rw_rule.prefix). */
+#define RW_PREFIX_MAX 16u
+
 /* hs_expression_info's "unbounded" max_width. */
 #define RW_UNBOUNDED UINT32_MAX
 
@@ -55,11 +58,20 @@ typedef struct rw_rule {
      * pcre2_match with a callout that pins the end of the match. */
     pcre2_code *cap;
     /* Bytes a match can start with (bit b of first[b >> 3]); all ones when
-     * PCRE2 could not tell. For the scans that look for hidden starts. */
+     * PCRE2 could not tell. For the scans that look for hidden starts, and
+     * for rw_set.wfirst (SRW and sub_filter modes). */
     uint8_t first[32];
     /* replace_filter mode: the number of the group wrapping this rule in
      * the combined pattern. */
     uint32_t rf_group;
+    /* SRW and sub_filter variable-width rules: the literal bytes every
+     * match begins with (`<!--` for `<!--.*-->`; ASCII case-insensitive
+     * when RW_CASELESS), at most RW_PREFIX_MAX, maybe none; and the next
+     * variable-width rule (rw_set.var_first; UINT32_MAX ends the list).
+     * For the frontier (rw_hs.c, start_bound). */
+    uint8_t prefix[RW_PREFIX_MAX];
+    uint32_t prefix_len;
+    uint32_t var_next;
 } rw_rule;
 
 struct rw_set {
@@ -98,6 +110,13 @@ struct rw_set {
     int rf_capturing;
     /* The hold-back, bytes: rw_set_holdback(). */
     uint64_t holdback;
+    /* SRW and sub_filter modes: per byte value b, the widest fixed-width
+     * rule (literals, fixed regexes) and the widest variable-width rule
+     * whose matches can start with b (0: none can). A start whose byte
+     * is b is decided once that many bytes + 2 are in, not W + 2 (rw_hs.c,
+     * the frontier): bytes no long rule starts with are not held back. */
+    uint32_t wfixed[256], wvar[256];
+    uint32_t var_first; /* the first variable-width rule (rw_rule.var_next) */
 };
 
 /* Collecting diagnostics: the rule and place they are about. */

@@ -57,16 +57,33 @@ void rw_scratch_free(rw_scratch *sc)
     vm_free(&al, sc);
 }
 
+/* Hyperscan's allocation failures are ours (HS_NOMEM: its allocator,
+ * malloc by default, returned NULL); anything else is the backend's. */
+static rw_status hs_status(hs_error_t hr)
+{
+    return hr == HS_NOMEM ? RW_E_NOMEM : RW_E_BACKEND;
+}
+
+/* Opens a stream of db when there is one. */
+static rw_status open_stream(const hs_database_t *db, hs_stream_t **out)
+{
+    if (!db) return RW_OK;
+    hs_error_t hr = hs_open_stream(db, 0, out);
+    return hr == HS_SUCCESS ? RW_OK : hs_status(hr);
+}
+
 /* Grows what needs more room; on failure leaves sc as it was. */
 static rw_status scratch_fit(rw_scratch *sc, const rw_set *s)
 {
     needs n = needs_of(s);
     const vm_allocator *al = &sc->al;
     hs_scratch_t *hs = sc->hs;
-    if (s->litdb && hs_alloc_scratch(s->litdb, &hs) != HS_SUCCESS) return RW_E_BACKEND;
-    if (s->redb && hs_alloc_scratch(s->redb, &hs) != HS_SUCCESS) {
+    hs_error_t hr = s->litdb ? hs_alloc_scratch(s->litdb, &hs) : HS_SUCCESS;
+    if (hr != HS_SUCCESS) return hs_status(hr);
+    hr = s->redb ? hs_alloc_scratch(s->redb, &hs) : HS_SUCCESS;
+    if (hr != HS_SUCCESS) {
         sc->hs = hs;
-        return RW_E_BACKEND;
+        return hs_status(hr);
     }
     sc->hs = hs;
     if (!sc->gctx) {
@@ -186,7 +203,8 @@ static void clear_body(rw_stream *st)
     st->state = RW_ST_OPEN;
     st->started = 0;
     st->gave_up = 0;
-    st->t = st->pos = st->base = 0;
+    st->t = st->pos = st->base = st->hz = st->lv_len = 0;
+    st->lv_at = UINT64_MAX; /* no start checked */
     st->nkept = 0;
     st->kept_lost = 0;
     st->nrepair = 0;
@@ -242,15 +260,15 @@ rw_status rw_stream_new(const rw_set *set, const vm_allocator *al, rw_sink_fn si
     if (!st->win || !st->active || !st->matched || !st->hull ||
         (set->mode != RW_MODE_REPLACE_FILTER && !st->kept))
         goto fail;
-    rc = RW_E_BACKEND;
-    if (set->litdb && hs_open_stream(set->litdb, 0, &st->hs_lit) != HS_SUCCESS) goto fail;
-    if (set->redb && hs_open_stream(set->redb, 0, &st->hs_re) != HS_SUCCESS) goto fail;
+    if ((rc = open_stream(set->litdb, &st->hs_lit)) != RW_OK ||
+        (rc = open_stream(set->redb, &st->hs_re)) != RW_OK)
+        goto fail;
     /* the rescan streams: after a once rule fired, and for a window whose
      * candidates did not fit in kept[] */
-    if (set->nonce || set->W + 2 > RW_KEPT_MAX) {
-        if (set->litdb && hs_open_stream(set->litdb, 0, &st->rs_lit) != HS_SUCCESS) goto fail;
-        if (set->redb && hs_open_stream(set->redb, 0, &st->rs_re) != HS_SUCCESS) goto fail;
-    }
+    if ((set->nonce || set->W + 2 > RW_KEPT_MAX) &&
+        ((rc = open_stream(set->litdb, &st->rs_lit)) != RW_OK ||
+         (rc = open_stream(set->redb, &st->rs_re)) != RW_OK))
+        goto fail;
     clear_body(st);
     *out = st;
     return RW_OK;

@@ -128,6 +128,7 @@ typedef struct rw_stream_stats {
     uint64_t max_held;       /* most retained after any feed call */
     uint64_t dfa_runs;       /* pcre2_dfa_match calls (hidden starts and ends) */
     uint64_t captures;       /* pcre2_match calls for captures */
+    uint64_t captures_failed;/* of those, given up (PCRE2's budget): groups expanded to nothing */
     uint64_t rescans;        /* window rescans after a once rule fired */
     int gave_up;             /* replace_filter: the buffer cap was exceeded */
 } rw_stream_stats;

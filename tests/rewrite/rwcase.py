@@ -52,6 +52,7 @@ class Result:
         self.dfa = int(kv.get("dfa", 0))
         self.captures = int(kv.get("cap", 0))
         self.rescans = int(kv.get("rescans", 0))
+        self.capfail = int(kv.get("capfail", 0))
 
 
 class Tool:

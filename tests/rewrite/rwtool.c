@@ -247,12 +247,13 @@ int main(void)
                 rw_stream_stats_get(st, &stt);
                 fputs("out ", stdout);
                 puthex(out.p, out.n);
-                printf(" held=%llu bound=%llu rep=%llu gaveup=%d dfa=%llu cap=%llu rescans=%llu\n",
+                printf(" held=%llu bound=%llu rep=%llu gaveup=%d dfa=%llu cap=%llu rescans=%llu "
+                       "capfail=%llu\n",
                        (unsigned long long)stt.max_held,
                        (unsigned long long)rw_set_holdback(set),
                        (unsigned long long)stt.replacements, stt.gave_up,
                        (unsigned long long)stt.dfa_runs, (unsigned long long)stt.captures,
-                       (unsigned long long)stt.rescans);
+                       (unsigned long long)stt.rescans, (unsigned long long)stt.captures_failed);
             }
             rw_stream_free(st);
             free(out.p);

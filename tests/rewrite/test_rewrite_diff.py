@@ -157,7 +157,7 @@ def rand_chunks(r, n):
 
 
 def run_mode(tool, r, mode, cases):
-    done = fails = 0
+    done = fails = budget = 0
     notes = []
     while done < cases:
         alpha = r.choice(ALPHABETS)
@@ -182,8 +182,12 @@ def run_mode(tool, r, mode, cases):
                 bad = None
                 if res.error:
                     bad = "error " + res.error
-                elif res.gaveup:
-                    continue  # PCRE2's time budget ran out: documented, not compared
+                elif res.gaveup or (res.capfail and res.out != ref):
+                    # PCRE2's time budget ran out (replace_filter's search, or
+                    # a capture whose groups then expand to nothing:
+                    # docs/rewrite.md, "Time"): documented, not compared
+                    budget += 1
+                    continue
                 elif res.out != ref:
                     bad = "output %r, reference %r" % (res.out, ref)
                 elif res.held > res.bound:
@@ -194,7 +198,7 @@ def run_mode(tool, r, mode, cases):
                         notes.append("%s L=%d rules=%r input=%r chunks=%s (%s): %s" %
                                      (mode, L, rules, data, ch, name, bad))
         tool.end()
-    return fails, notes
+    return fails, notes, budget
 
 
 def main():
@@ -207,14 +211,15 @@ def main():
     failed = 0
     for i, mode in enumerate(modes, 1):
         r = random.Random("%d-%s" % (seed, mode))
-        fails, notes = run_mode(tool, r, mode, cases)
+        fails, notes, budget = run_mode(tool, r, mode, cases)
         if fails:
             failed += 1
             print("not ok %d - %s: %d runs differ from the reference" % (i, mode, fails))
             for n in notes:
                 print("# " + n)
         else:
-            print("ok %d - %s: %d random rule sets, each on 3 inputs x 6 chunkings" % (i, mode, cases))
+            print("ok %d - %s: %d random rule sets, each on 3 inputs x 6 chunkings (%d runs "
+                  "not compared: PCRE2's budget ran out)" % (i, mode, cases, budget))
     tool.close()
     return 1 if failed else 0
 
