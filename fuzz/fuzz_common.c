@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "program.h"
+#include "rw_build.h"
 
 void fuzz_fail(const char *fmt, ...)
 {
@@ -122,6 +124,7 @@ void fuzz_classify_fixed(const clf_program *prog)
         clf_verdict v = {CLF_ACCEPT, NULL, 0};
         st = run_one(ctx, &fixed[i], &v);
         fuzz_check_explain(ctx, st, &v, "a fixed request");
+        if (st == CLF_E_STATE && prog->entry == VM_NO_ENTRY) continue; /* rewrite sets only */
         if (st == CLF_E_LIMIT) { /* the program outgrew the workspace */
             if (fuzz_verbose())
                 fprintf(stderr, "fuzz: fixed request %zu: %s\n", i, clf_ctx_errmsg(ctx));
@@ -151,6 +154,83 @@ void fuzz_classify_fixed(const clf_program *prog)
                       clf_ctx_errmsg(ctx));
     }
     clf_ctx_free(ctx);
+    fuzz_rewrite_fixed(prog);
+}
+
+/* ---- rewrite sets ---- */
+
+typedef struct rw_out {
+    uint64_t n, hash;
+} rw_out;
+
+static int rw_sink(void *ud, const char *p, size_t n)
+{
+    rw_out *o = ud;
+    if (n == 0) FUZZ_FAIL("a rewriter's sink was called with 0 bytes");
+    for (size_t i = 0; i < n; i++) o->hash = (o->hash ^ (uint8_t)p[i]) * 1099511628211u;
+    o->n += n;
+    return 0;
+}
+
+/* A body with bytes most rules look for: markup, words, digits, a
+ * comment, line breaks, a NUL and bytes that are not ASCII. */
+static const char rw_body[] =
+    "<html><head><title>Origin Example</title></head>\n<body class=\"x\">\r\n"
+    "<a href=\"http://www.origin.example/a?b=1&c=2\">origin.example</a> UA-12345-6\n"
+    "<!-- a comment -- with dashes --> abcabc ABC aaaa bbbb ab ba\n"
+    "caf\xc3\xa9 \xff\x80 \x00 mail bob@example.com 2024-06-11 $1 ${1}\n"
+    "<script>var s = 'origin.example';</script></body></html>\n";
+
+void fuzz_rewrite_fixed(const clf_program *prog)
+{
+    if (!prog->nrewrites) return;
+    char err[CLF_ERRMSG_SIZE] = "";
+    clf_rewrite_scratch *sc = NULL;
+    clf_status st = clf_rewrite_scratch_new(prog, &sc, err, sizeof err);
+    if (st == CLF_E_NOMEM) return;
+    if (st != CLF_OK) FUZZ_FAIL("clf_rewrite_scratch_new on a loaded program: %d (%s)", st, err);
+    static const size_t steps[] = {sizeof rw_body - 1, 1, 7, 64};
+    for (uint32_t s = 0; s < prog->nrewrites; s++) {
+        const vm_const *name = &prog->consts[prog->rewrites[s].name];
+        clf_rewriter *rw = NULL;
+        rw_out out = {0, 0};
+        st = clf_rewriter_new(prog, name->str, name->len, rw_sink, &out, &rw, err, sizeof err);
+        if (st == CLF_E_NOMEM) continue;
+        if (st != CLF_OK) FUZZ_FAIL("clf_rewriter_new of set %u: %d (%s)", s, st, err);
+        int rf = rw_set_mode(prog->rewrites[s].set) == RW_MODE_REPLACE_FILTER;
+        rw_out first = {0, 0};
+        for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
+            clf_rewriter_reset(rw, rw_sink, &out);
+            out.n = 0;
+            out.hash = 1469598103934665603u;
+            size_t n = sizeof rw_body - 1;
+            for (size_t at = 0; at < n && st == CLF_OK; at += steps[k])
+                st = clf_rewriter_feed(rw, sc, rw_body + at, n - at < steps[k] ? n - at : steps[k]);
+            if (st == CLF_OK) st = clf_rewriter_finish(rw, sc);
+            if (st == CLF_E_LIMIT) break; /* a PCRE2 workspace limit: documented */
+            if (st != CLF_OK)
+                FUZZ_FAIL("set %u, chunks of %zu: %d (%s)", s, steps[k], st,
+                          clf_rewriter_errmsg(rw));
+            clf_rewrite_stats rs;
+            clf_rewriter_stats(rw, &rs);
+            if (rs.bytes_in != n || rs.bytes_out != out.n)
+                FUZZ_FAIL("set %u: counted %llu in, %llu out; fed %zu, got %llu", s,
+                          (unsigned long long)rs.bytes_in, (unsigned long long)rs.bytes_out, n,
+                          (unsigned long long)out.n);
+            if (rs.max_held > clf_rewriter_holdback(rw))
+                FUZZ_FAIL("set %u held %llu bytes, over its hold-back %llu", s,
+                          (unsigned long long)rs.max_held,
+                          (unsigned long long)clf_rewriter_holdback(rw));
+            /* split invariance (replace_filter: unless its buffer cap was hit) */
+            if (rf && rs.gave_up) break;
+            if (k == 0) first = out;
+            else if (out.n != first.n || out.hash != first.hash)
+                FUZZ_FAIL("set %u: chunks of %zu give another output than one chunk", s,
+                          steps[k]);
+        }
+        clf_rewriter_free(rw);
+    }
+    clf_rewrite_scratch_free(sc);
 }
 
 static void count_bytes(void *ud, const char *text, size_t len)

@@ -38,8 +38,17 @@ int fuzz_verbose(void);
 /* Classifies the fixed requests (fuzz_common.c) with a new context for
  * `prog`, then frees the context. Fails (FUZZ_FAIL) when the context
  * cannot be made for another reason than memory, or when clf_eval returns
- * anything but CLF_OK or CLF_E_LIMIT, or a verdict out of range. */
+ * anything but CLF_OK or CLF_E_LIMIT (CLF_E_STATE for a file of rewrite
+ * sets only), or a verdict out of range. */
 void fuzz_classify_fixed(const clf_program *prog);
+
+/* Rewrites a fixed body with every rewrite set of `prog` in one chunk and
+ * in chunks of 1, 7 and 64 bytes (fuzz_classify_fixed calls it). Fails
+ * when a rewriter cannot be made or fed (but for memory and PCRE2's
+ * documented workspace limit), when its counts or hold-back are off, or
+ * when the chunkings give different outputs (but where replace_filter
+ * semantics gave up at its buffer cap, which depends on the chunks). */
+void fuzz_rewrite_fixed(const clf_program *prog);
 
 /* Classifies the request set up in `ctx` again, with clf_eval_explain,
  * and fails unless it returns `st` and, when that is CLF_OK, the verdict

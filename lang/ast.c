@@ -112,7 +112,10 @@ static void dump_node(const ast *n, FILE *out)
     case AST_NAME: fputs(n->str, out); return;
     case AST_INT: fprintf(out, "%lld", (long long)n->ival); return;
     case AST_BOOL: fputs(n->ival ? "true" : "false", out); return;
-    case AST_STR: dump_bytes(n->str, n->slen, '"', out); return;
+    case AST_STR:
+        dump_bytes(n->str, n->slen, '"', out);
+        if (n->flags & AST_F_CASELESS) fputc('i', out);
+        return;
     case AST_REGEX:
         dump_bytes(n->str, n->slen, '/', out);
         if (n->flags & AST_F_CASELESS) fputc('i', out);
@@ -178,6 +181,22 @@ static void dump_node(const ast *n, FILE *out)
         break;
     }
     case AST_IPSET: dump_list(n->a, out); break;
+    case AST_REWRITE:
+        fprintf(out, " %s", n->str);
+        dump_list(n->a, out);
+        dump_list(n->b, out);
+        break;
+    case AST_RWOPT:
+        fprintf(out, " %s ", n->str);
+        dump(n->a, out);
+        break;
+    case AST_RWRULE:
+        fputc(' ', out);
+        dump(n->a, out);
+        fputc(' ', out);
+        dump(n->b, out);
+        if (n->flags & AST_F_ONCE) fputs(" once", out);
+        break;
     case AST_BLOCK: dump_list(n->a, out); break;
     case AST_LET:
         fprintf(out, "%s %s ", n->flags & AST_F_MUT ? " mut" : "", n->str);

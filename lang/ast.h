@@ -19,7 +19,7 @@
     X(OR) X(AND) X(NOT) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(IN)          \
     X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(NEG)                              \
     X(MEMBER) X(CALL) X(NAME) X(INT) X(STR) X(BOOL) X(REGEX) X(SET)        \
-    X(IP) X(IPSET)
+    X(IP) X(IPSET) X(REWRITE) X(RWOPT) X(RWRULE)
 
 typedef enum ast_kind {
 #define X(k) AST_##k,
@@ -66,7 +66,8 @@ enum {
     AST_F_MULTILINE = 8,  /* REGEX: flag m */
     AST_F_ALIAS = 16,     /* IMPORT: has an explicit `as` name */
     AST_F_MUT = 32,       /* LET: `let mut` */
-    AST_F_PREFIX = 64     /* IP: written with a /length */
+    AST_F_PREFIX = 64,    /* IP: written with a /length */
+    AST_F_ONCE = 128      /* RWRULE: `once` */
 };
 
 /* EXPECT: the verdict a test expects (ival). */

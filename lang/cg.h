@@ -8,6 +8,7 @@
  *   lower.c          pattern lowering: subjects, tests and their patterns,
  *                    IP sets; which tests merge, which runs get a guard
  *   lower_capture.c  captures: PCRE2 checks the regex and its group
+ *   lower_rewrite.c  rewrite sets, built by the rewrite engine
  *   translate.c      the checked AST to instructions: expressions,
  *                    conditions, statements, calls and inlining
  *   codegen.c        the driver: which functions, the tests, the
@@ -67,6 +68,8 @@ typedef struct cg_prog {
     uint32_t capipnode;
     vm_capt *capts;
     uint32_t ncapts, capcapts;
+    vm_rewrite *rewrites;
+    uint32_t nrewrites, caprewrites;
     /* Functions still to generate, in index order. */
     sym **queue;
     uint32_t nqueue, capqueue;
@@ -194,6 +197,12 @@ int cg_guard_run(cg *g, ast *first, ast **end, uint32_t *test, uint32_t *s);
  * checks the regex and the group now). Returns its index, or -1 (an
  * error was reported). */
 long cg_capture(cg *g, uint32_t s, uint32_t t, const ast *re, const ast *grp);
+
+/* ---- lower_rewrite.c ---- */
+
+/* Builds the main file's rewrite sets into g->P.rewrites, reporting every
+ * problem of every rule at its place. */
+void cg_rewrites(cg *g);
 
 /* ---- translate.c ---- */
 

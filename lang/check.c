@@ -521,6 +521,11 @@ static ty check_set(checker *ck, ast *e)
     return T_SET;
 }
 
+ty chk_expr(checker *ck, ast *e)
+{
+    return check_expr(ck, e);
+}
+
 static ty check_expr(checker *ck, ast *e)
 {
     ty t = T_ERROR;
@@ -868,7 +873,7 @@ static void declare_globals(checker *ck, module *m)
 {
     ck->m = m;
     for (ast *it = m->items; it; it = it->next) {
-        if (it->kind == AST_TEST) continue;
+        if (it->kind == AST_TEST || it->kind == AST_REWRITE) continue;
         const char *name = it->kind == AST_IMPORT ? it->c->str : it->str;
         sym_kind k = it->kind == AST_IMPORT ? SYM_IMPORT
                      : it->kind == AST_CONST ? SYM_CONST
@@ -946,10 +951,12 @@ int chk_program(compilation *c)
     for (module *m = c->modules; m; m = m->next) check_consts(&ck, m);
     for (module *m = c->modules; m; m = m->next) check_signatures(&ck, m);
     for (module *m = c->modules; m; m = m->next) check_bodies(&ck, m);
+    for (module *m = c->modules; m; m = m->next) chk_rewrites(&ck, m);
     for (module *m = c->modules; m; m = m->next) warn_unused_imports(&ck, m);
     chk_recursion(&ck);
     sym *main = chk_lookup_global(c->main, "main");
-    if ((!main || main->kind != SYM_FILTER) && !c->testing)
+    /* A file of rewrite sets alone needs no main (docs/language.md). */
+    if ((!main || main->kind != SYM_FILTER) && !c->testing && !chk_has_rewrites(c->main))
         src_error(c->src, c->main->file, 0, "no filter named 'main' in %s "
                   "(the entry point is `filter main(req: Request) { ... }`; a package without "
                   "one is checked by its tests, classifyc --test)",

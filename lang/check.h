@@ -5,6 +5,7 @@
  *   check.c        scopes, expressions, statements, signatures, bodies
  *   check_tests.c  `test` blocks
  *   check_calls.c  the call graph: recursion and call depth
+ *   check_rewrite.c  rewrite sets
  */
 #ifndef LANG_CHECK_H
 #define LANG_CHECK_H
@@ -52,5 +53,9 @@ const char *chk_called_name(checker *ck, const ast *e);
 void chk_test(checker *ck, ast *t);
 /* Reports call cycles and chains deeper than VM_MAX_CALL_DEPTH. */
 void chk_recursion(checker *ck);
+/* Checks an expression (check.c), for the checker's other files. */
+ty chk_expr(checker *ck, ast *e);
+/* Checks the rewrite sets of module m (check_rewrite.c). */
+void chk_rewrites(checker *ck, module *m);
 
 #endif

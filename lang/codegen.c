@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "rw_build.h"
 #include "write.h"
 
 /* The stub entry of a test-only program of a file without `main`. */
@@ -99,6 +100,7 @@ static void free_program(clf_program *p)
         free(p->funcs[i].regtypes);
     }
     for (uint32_t i = 0; i < p->nsubjects; i++) hs_free_database(p->subjects[i].db);
+    for (uint32_t i = 0; i < p->nrewrites; i++) rw_set_free(p->rewrites[i].set);
 }
 
 int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
@@ -109,8 +111,9 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
     /* `main` first, so it is function 0 (or a stub, for the tests of a
      * file without one); then what it calls, and what the tests name. */
     sym *main = chk_lookup_global(c->main, "main");
-    if (main && main->kind == SYM_FILTER) cg_func_index(&g, main);
-    else {
+    int has_main = main && main->kind == SYM_FILTER;
+    if (has_main) cg_func_index(&g, main);
+    else if (tests) {
         ast at = {.file = c->main->file};
         gen_stub_entry(&g, &at);
         g.P.func_base = 1;
@@ -125,12 +128,15 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
     for (uint32_t i = 0; i < c->main->nglobals; i++)
         if (c->main->global_vec[i]->kind == SYM_FILTER) cg_func_index(&g, c->main->global_vec[i]);
     for (; q < g.P.nqueue && !g.failed; q++) cg_translate_function(&g, g.P.queue[q]);
+    if (!g.failed) cg_rewrites(&g);
 
     clf_program p = {0};
     p.consts = g.P.consts;
     p.funcs = g.P.funcs;
     p.nfuncs = g.P.nfuncs;
-    p.entry = 0;
+    /* A file of rewrite sets alone has no entry (the checker saw to the
+     * rest); the tests of one without main run on the stub. */
+    p.entry = has_main || tests ? 0 : VM_NO_ENTRY;
     p.hdrs = g.P.hdrs;
     p.nhdrs = g.P.nhdrs;
     p.subjects = g.P.subjects;
@@ -143,6 +149,8 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
     p.nipsets = g.P.nipsets;
     p.capts = g.P.capts;
     p.ncapts = g.P.ncapts;
+    p.rewrites = g.P.rewrites;
+    p.nrewrites = g.P.nrewrites;
     if (g.failed || c->ar->failed) {
         src_error(c->src, UINT32_MAX, 0, "out of memory");
         goto done;
@@ -178,6 +186,7 @@ done:
     free(g.P.ipsets);
     free(g.P.ipset_node);
     free(g.P.capts);
+    free(g.P.rewrites);
     free(g.P.queue);
     strmap_free(&g.P.kstr);
     return rc;

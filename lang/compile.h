@@ -158,6 +158,13 @@ char *mod_read_file(const char *path, uint64_t max, size_t *len, char *err, size
 /* check.c: resolves and type-checks every module. Returns 0 or -1. */
 int chk_program(compilation *c);
 sym *chk_lookup_global(const module *m, const char *name);
+/* Whether module m declares rewrite sets (check_rewrite.c). */
+int chk_has_rewrites(const module *m);
+/* The options of a checked rewrite set: its mode (0 leftmost_longest,
+ * 1 replace_filter, 2 sub_filter: rw_mode's values) and max_match
+ * (UINT32_MAX when not given: the engine's default). Returns 0, or -1
+ * when they did not check. */
+int chk_rewrite_options(const ast *set, int *mode, uint32_t *max_match);
 /* The literal node a const-valued expression stands for (the literal
  * itself, or the value of the constant a NAME or MEMBER refers to). */
 ast *chk_literal(ast *e);

@@ -44,7 +44,7 @@ void ps_too_deep(ps_state *ps);
 %token IMPORT AS PUB CONST FILTER LET IF ELSE ACCEPT REJECT TRUE FALSE
        IDENT INT STRING REGEX LPAREN RPAREN LBRACE RBRACE LBRACKET RBRACKET
        RBRACKET_I COMMA COLON ASSIGN FN RETURN MUT PASS TEST EXPECT ARROW
-       PLUSEQ MINUSEQ IP.
+       PLUSEQ MINUSEQ IP REWRITE ONCE FATARROW STRING_I.
 
 file ::= items.
 
@@ -69,6 +69,32 @@ item(N) ::= fndef(F).     { N = F; }
 item(N) ::= PUB fndef(F). { N = F; if (N) N->flags |= AST_F_PUB; }
 item(N) ::= TEST(T) STRING(S) LBRACE tstmts(L) RBRACE.
     { N = ps_node(ps, AST_TEST, T); if (N) { N->a = ps_string(ps, S); N->b = L; } }
+item(N) ::= REWRITE IDENT(I) LBRACE rwrules(R) RBRACE.
+    { N = ps_node(ps, AST_REWRITE, I); if (N) N->b = R; }
+item(N) ::= REWRITE IDENT(I) LPAREN rwopts(O) optcomma RPAREN LBRACE rwrules(R) RBRACE.
+    { N = ps_node(ps, AST_REWRITE, I); if (N) { N->a = O; N->b = R; } }
+item(N) ::= REWRITE IDENT(I) LPAREN RPAREN LBRACE rwrules(R) RBRACE.
+    { N = ps_node(ps, AST_REWRITE, I); if (N) N->b = R; }
+
+/* Rewrite sets: options, then rules `PATTERN => TEMPLATE [once]`. A rule
+ * ends where the next begins (a pattern cannot continue a template), so
+ * rules need no separators either; a comma between them is allowed. */
+rwopts(L) ::= rwopt(O).                   { L = O; }
+rwopts(L) ::= rwopts(L0) COMMA rwopt(O).  { L = ast_append(L0, O); }
+rwopt(N) ::= IDENT(K) COLON expr(E).      { N = ps_node(ps, AST_RWOPT, K); if (N) N->a = E; }
+rwrules(L) ::= rwrules(L0) rwrule(R).     { L = ast_append(L0, R); }
+rwrules(L) ::= rwrules(L0) rwrule(R) COMMA. { L = ast_append(L0, R); }
+rwrules(L) ::= .                          { L = NULL; }
+rwrule(N) ::= rwpat(P) FATARROW(T) expr(E).
+    { N = ps_node(ps, AST_RWRULE, T); if (N) { N->a = P; N->b = E; } }
+rwrule(N) ::= rwpat(P) FATARROW(T) expr(E) ONCE.
+    { N = ps_node(ps, AST_RWRULE, T); if (N) { N->a = P; N->b = E; N->flags |= AST_F_ONCE; } }
+rwpat(N) ::= STRING(S).   { N = ps_string(ps, S); }
+rwpat(N) ::= STRING_I(S). { N = ps_string_i(ps, S); }
+rwpat(N) ::= REGEX(R).    { N = ps_regex(ps, R); }
+rwpat(N) ::= IDENT(I).    { N = ps_node(ps, AST_NAME, I); }
+rwpat(N) ::= IDENT(M) DOT IDENT(I).
+    { N = ps_node(ps, AST_MEMBER, I); if (N) N->a = ps_node(ps, AST_NAME, M); }
 
 fndef(N) ::= FN IDENT(I) LPAREN RPAREN ARROW IDENT(R) block(B).
     { N = ps_node(ps, AST_FN, I); if (N) { N->b = B; N->c = ps_node(ps, AST_NAME, R); } }

@@ -28,6 +28,7 @@ void lx_init(lexer *lx, src_set *src, uint32_t file)
     lx->cur = lx->start;
     lx->lim = lx->start + src->files[file].len;
     lx->prev = 0;
+    lx->rewrite = 0;
 }
 
 const char *lx_kind_name(int kind)
@@ -77,6 +78,10 @@ const char *lx_kind_name(int kind)
     case TK_PASS: return "'pass'";
     case TK_TEST: return "'test'";
     case TK_EXPECT: return "'expect'";
+    case TK_REWRITE: return "'rewrite'";
+    case TK_ONCE: return "'once'";
+    case TK_FATARROW: return "'=>'";
+    case TK_STRING_I: return "caseless string";
     case TK_ARROW: return "'->'";
     case TK_PLUS: return "'+'";
     case TK_MINUS: return "'-'";
@@ -146,7 +151,8 @@ static int bad_string(lexer *lx, const unsigned char *tok, const unsigned char *
  * it divides. */
 static int ends_operand(int kind)
 {
-    return kind == TK_IDENT || kind == TK_INT || kind == TK_STRING || kind == TK_RPAREN ||
+    return kind == TK_IDENT || kind == TK_INT || kind == TK_STRING || kind == TK_STRING_I ||
+           kind == TK_RPAREN ||
            kind == TK_RBRACKET || kind == TK_RBRACKET_I || kind == TK_TRUE ||
            kind == TK_FALSE || kind == TK_IP || kind == TK_REGEX;
 }
@@ -202,23 +208,34 @@ static int scan(lexer *lx, lx_token *t)
         "pass"   { RET(TK_PASS); }
         "test"   { RET(TK_TEST); }
         "expect" { RET(TK_EXPECT); }
+        "rewrite" { RET(TK_REWRITE); }
+        "once"   { RET(TK_ONCE); }
         (ipv4 | ipv6 | ipbad) ("/" dec)? { RET(TK_IP); }
         [A-Za-z_][A-Za-z0-9_]* { RET(TK_IDENT); }
         [0-9]+ [A-Za-z_] { return error_at(lx, tok, "invalid integer literal"); }
         [0-9]+ { RET(TK_INT); }
 
-        ["] strchar* ["] { RET(TK_STRING); }
+        ["] strchar* ["] {
+            /* `"..."i` is a case-insensitive string (a rewrite rule's
+             * pattern), as `]i` closes a case-insensitive set. */
+            if (cur < lim && *cur == 'i' && (cur + 1 >= lim || !is_ident_char(cur[1]))) {
+                cur++;
+                RET(TK_STRING_I);
+            }
+            RET(TK_STRING);
+        }
         ["] strchar* { return bad_string(lx, tok, cur); }
 
         "/" rechar+ "/" [A-Za-z]* {
-            if (ends_operand(lx->prev)) { cur = tok + 1; RET(TK_SLASH); }
+            if (lx->rewrite != 2 && ends_operand(lx->prev)) { cur = tok + 1; RET(TK_SLASH); }
             RET(TK_REGEX);
         }
         "/" rechar* {
-            if (ends_operand(lx->prev)) { cur = tok + 1; RET(TK_SLASH); }
+            if (lx->rewrite != 2 && ends_operand(lx->prev)) { cur = tok + 1; RET(TK_SLASH); }
             return error_at(lx, tok, "unterminated regex literal (a regex ends with '/' on the same line)");
         }
         "->" { RET(TK_ARROW); }
+        "=>" { RET(TK_FATARROW); }
         "+=" { RET(TK_PLUSEQ); }
         "-=" { RET(TK_MINUSEQ); }
         "+"  { RET(TK_PLUS); }
@@ -268,5 +285,10 @@ int lx_next(lexer *lx, lx_token *t)
     int k = scan(lx, t);
     t->kind = k;
     lx->prev = k;
+    /* A rewrite set's rules: from its '{' to the next '}' (no token of a
+     * rule holds a brace but strings and regexes, which are tokens). */
+    if (k == TK_REWRITE) lx->rewrite = 1;
+    else if (k == TK_LBRACE && lx->rewrite == 1) lx->rewrite = 2;
+    else if (k == TK_RBRACE || (k == TK_LBRACE && lx->rewrite == 2)) lx->rewrite = 0;
     return k;
 }

@@ -20,7 +20,8 @@ ast *ps_node(ps_state *ps, ast_kind kind, lx_token t)
     if (!n) return NULL;
     if (kind == AST_NAME || kind == AST_CONST || kind == AST_LET ||
         kind == AST_FILTER || kind == AST_PARAM || kind == AST_MEMBER ||
-        kind == AST_CALL || kind == AST_FN || kind == AST_TDIR) {
+        kind == AST_CALL || kind == AST_FN || kind == AST_TDIR || kind == AST_REWRITE ||
+        kind == AST_RWOPT) {
         n->str = arena_strndup(ps->ar, ps->src->files[ps->file].text + t.off, t.len);
         n->slen = t.len;
     }
@@ -78,6 +79,18 @@ ast *ps_string(ps_state *ps, lx_token t)
     return n;
 }
 
+/* `"..."i`: the string without its i, flagged case-insensitive. */
+ast *ps_string_i(ps_state *ps, lx_token t)
+{
+    t.len--;
+    ast *n = ps_string(ps, t);
+    if (n) {
+        n->len++;
+        n->flags |= AST_F_CASELESS;
+    }
+    return n;
+}
+
 ast *ps_regex(ps_state *ps, lx_token t)
 {
     const char *text = ps->src->files[ps->file].text + t.off;
@@ -129,7 +142,7 @@ static int is_comparison(int kind)
 static int starts_item(int kind)
 {
     return kind == TK_IMPORT || kind == TK_CONST || kind == TK_PUB || kind == TK_FILTER ||
-           kind == TK_FN || kind == TK_TEST;
+           kind == TK_FN || kind == TK_TEST || kind == TK_REWRITE;
 }
 
 /* Whether only blanks precede offset `off` on its line. */

@@ -34,6 +34,11 @@ typedef struct lexer {
     uint32_t file;
     const unsigned char *start, *cur, *lim;
     int prev; /* kind of the previous token, to tell a regex from a '/' */
+    /* Inside a rewrite set's rules a '/' always starts a regex: a rule's
+     * pattern may follow its predecessor's template, which ends an
+     * operand, and rules have no division. 0: outside; 1: after
+     * `rewrite`, before its '{'; 2: in its rules. */
+    int rewrite;
 } lexer;
 
 void lx_init(lexer *lx, src_set *src, uint32_t file);
@@ -59,6 +64,7 @@ ast *ps_parse_file(src_set *src, arena *ar, uint32_t file, unsigned max_nesting)
 /* Called from grammar actions. */
 ast *ps_node(ps_state *ps, ast_kind kind, lx_token t);
 ast *ps_string(ps_state *ps, lx_token t);
+ast *ps_string_i(ps_state *ps, lx_token t);
 ast *ps_regex(ps_state *ps, lx_token t);
 ast *ps_int(ps_state *ps, lx_token t);
 /* A node at `name` whose identifier is `name` (ASSIGN). */

@@ -10,6 +10,7 @@
 #include "bytes.h"
 #include "format.h"
 #include "program.h"
+#include "rw_build.h"
 #include "write.h"
 
 static void put_section(vm_buf *out, uint32_t id, const vm_buf *sec,
@@ -159,6 +160,30 @@ clf_status cc_write(const clf_program *p, uint8_t **out, size_t *outlen,
         }
         vm_buf_put(db, blob, blen);
         free(blob); /* hs_serialize_database allocates with malloc */
+    }
+
+    /* Rewrite sets: an offset table, then each set's stored form. */
+    vm_buf *rw = &sec[VM_SEC_REWRITE];
+    vm_buf_u32(rw, p->nrewrites);
+    vm_buf_u32(rw, 0);
+    size_t rwtable = rw->len;
+    if (p->nrewrites && vm_buf_grow(rw, (size_t)p->nrewrites * 24))
+        memset(rw->data + rwtable, 0, (size_t)p->nrewrites * 24);
+    for (uint32_t i = 0; i < p->nrewrites && !rw->failed; i++) {
+        vm_buf_align8(rw);
+        size_t at = rw->len;
+        if (rw_set_serialize(p->rewrites[i].set, rw) != RW_OK && !rw->failed) {
+            vm_errf(err, errlen, "cannot store rewrite set '%s'",
+                    p->consts[p->rewrites[i].name].str);
+            st = CLF_E_BACKEND;
+            goto done;
+        }
+        if (rw->failed) break;
+        uint8_t *e = rw->data + rwtable + (size_t)i * 24;
+        vm_wr32(e, p->rewrites[i].name);
+        vm_wr32(e + 4, 0);
+        vm_wr64(e + 8, at);
+        vm_wr64(e + 16, rw->len - at);
     }
 
     uint8_t *h = vm_buf_grow(&file, VM_HEADER_LEN + VM_SEC_COUNT * VM_SECENTRY_LEN);

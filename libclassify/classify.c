@@ -24,6 +24,7 @@ CLF_API const char *clf_strerror(int status)
     case CLF_E_BACKEND: return "Hyperscan error";
     case CLF_E_LIMIT: return "limit exceeded";
     case CLF_E_STATE: return "invalid state";
+    case CLF_E_SINK: return "the output sink asked to stop";
     default: return "unknown status";
     }
 }
@@ -179,6 +180,13 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
     return vm_ctx_add_header(ctx, name, name_len, value, value_len);
 }
 
+static int has_entry_filter(const clf_program *prog)
+{
+    for (uint32_t f = 0; f < prog->nfuncs; f++)
+        if (prog->funcs[f].flags & VM_FUNC_ENTRY) return 1;
+    return 0;
+}
+
 CLF_API clf_status clf_program_find_filter(const clf_program *prog, const char *name,
                                            size_t name_len, uint32_t *filter,
                                            char *err, size_t errlen)
@@ -211,6 +219,12 @@ CLF_API clf_status clf_program_find_filter(const clf_program *prog, const char *
         vm_text_name(&t, name, name_len);
         vm_text_str(&t, "' can end without a verdict (it may pass, or reach its end): only a "
                         "filter that accepts or rejects on every path can decide a request");
+    } else if (!has_entry_filter(prog)) {
+        /* A file of rewrite sets only (docs/language.md, Rewrite sets). */
+        vm_text_str(&t, "no filter '");
+        vm_text_name(&t, name, name_len);
+        vm_text_str(&t, prog->nrewrites ? "': the rules file has no entry filters, only rewrite sets"
+                                        : "': the rules file has no entry filters");
     } else {
         vm_text_str(&t, "no filter '");
         vm_text_name(&t, name, name_len);
@@ -259,9 +273,18 @@ CLF_API clf_status clf_eval_filter(clf_ctx *ctx, uint32_t filter, clf_verdict *o
     return st == CLF_OK ? eval(ctx, filter, out) : st;
 }
 
+/* A file of rewrite sets alone has no main (VM_NO_ENTRY). */
+static clf_status no_main(clf_ctx *ctx)
+{
+    vm_errf(ctx->errmsg, sizeof ctx->errmsg,
+            "the rules file has no main filter (it was compiled from rewrite sets)");
+    return CLF_E_STATE;
+}
+
 CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out)
 {
     if (!ctx || !out) return CLF_E_INVALID;
+    if (ctx->prog->entry == VM_NO_ENTRY) return no_main(ctx);
     return eval(ctx, ctx->prog->entry, out); /* the loader checked that main is an entry */
 }
 
@@ -281,5 +304,6 @@ CLF_API clf_status clf_eval_filter_explain(clf_ctx *ctx, uint32_t filter, clf_ve
 CLF_API clf_status clf_eval_explain(clf_ctx *ctx, clf_verdict *out, clf_explain_fn fn, void *ud)
 {
     if (!ctx) return CLF_E_INVALID;
+    if (ctx->prog->entry == VM_NO_ENTRY && out && fn) return no_main(ctx);
     return clf_eval_filter_explain(ctx, ctx->prog->entry, out, fn, ud);
 }

@@ -10,6 +10,7 @@
 
 #include "ipaddr.h"
 #include "program.h"
+#include "rw_build.h"
 
 static const char *const field_names[VM_FIELD_COUNT] = {"method", "path", "query"};
 static const char *const subject_kinds[VM_SUBJ_KIND_COUNT] = {
@@ -184,6 +185,51 @@ static void insn_text(const clf_program *p, const vm_func *f, uint32_t pc, char 
     if (o < cap && no) snprintf(d + o, cap - o, "  [%s]", note);
 }
 
+/* The program's rewrite sets (docs/rewrite.md), one line per rule, the
+ * source line above the rule as above instructions. */
+static void disassemble_rewrites(const clf_program *p, clf_write_fn write, vm_source_fn source,
+                                 void *ud)
+{
+    char line[512];
+    for (uint32_t s = 0; s < p->nrewrites; s++) {
+        const rw_set *set = p->rewrites[s].set;
+        uint32_t n = rw_set_nrules(set);
+        int len = snprintf(line, sizeof line,
+                           "%srewrite W%u %s: %s, max_match %u, %u rule%s, hold-back %" PRIu64
+                           " bytes\n", s || p->nfuncs ? "\n" : "", s, p->consts[p->rewrites[s].name].str,
+                           rw_mode_name(rw_set_mode(set)), rw_set_max_match(set), n,
+                           n == 1 ? "" : "s", rw_set_holdback(set));
+        write(ud, line, (size_t)len);
+        for (uint32_t i = 0; i < n; i++) {
+            rw_rule_info r;
+            if (rw_set_rule_info(set, i, &r) != 0) break;
+            /* The position's file is a constant index (lang/lower_rewrite.c),
+             * but the stored form does not promise it: check. */
+            if (source && r.pos.file < p->nconsts && p->consts[r.pos.file].kind == VM_K_STR)
+                source(ud, p->consts[r.pos.file].str, r.pos.line);
+            char pat[160], tpl[160], width[48];
+            if (r.kind == RW_REGEX)
+                escaped(pat, sizeof pat, "/", (const char *)r.pattern, r.pattern_len, "/");
+            else
+                escaped(pat, sizeof pat, "\"", (const char *)r.pattern, r.pattern_len, "\"");
+            escaped(tpl, sizeof tpl, "\"", (const char *)r.replacement, r.replacement_len, "\"");
+            if (r.min_width == r.max_width)
+                snprintf(width, sizeof width, "%u bytes", r.min_width);
+            else if (r.max_width == UINT32_MAX)
+                snprintf(width, sizeof width, "%u.. bytes", r.min_width);
+            else
+                snprintf(width, sizeof width, "%u..%u bytes", r.min_width, r.max_width);
+            len = snprintf(line, sizeof line, "  W%u.%u %s %s%s%s%s%s => %s: %s%s\n", s, i,
+                           r.kind == RW_REGEX ? "regex" : "literal", pat,
+                           r.flags & RW_CASELESS ? "i" : "",
+                           r.flags & RW_DOTALL ? "s" : "", r.flags & RW_MULTILINE ? "m" : "",
+                           r.flags & RW_ONCE ? " once" : "", tpl, width,
+                           r.captures ? ", captures" : "");
+            write(ud, line, (size_t)(len < (int)sizeof line ? len : (int)sizeof line - 1));
+        }
+    }
+}
+
 void vm_disassemble(const clf_program *p, clf_write_fn write, vm_source_fn source, void *ud)
 {
     char line[512];
@@ -249,4 +295,5 @@ void vm_disassemble(const clf_program *p, clf_write_fn write, vm_source_fn sourc
             write(ud, line, (size_t)n);
         }
     }
+    disassemble_rewrites(p, write, source, ud);
 }

@@ -12,6 +12,9 @@
  *              sections              each 8-byte aligned, inside the file
  *   size - 8   checksum     u64      XXH3-64 (seed 0) of bytes [0, size - 8)
  *
+ * The function table's entry is VM_NO_ENTRY in a file without `main`
+ * (rewrite sets only, program.h).
+ *
  * Like PNG's signature, the magic's high-bit byte, CR LF, ^Z and LF catch
  * 7-bit transfers, newline translation and DOS-style truncation.
  */
@@ -51,7 +54,13 @@ enum vm_section {
                           nranges x {16 bytes low, 16 bytes high} */
     VM_SEC_CAPT = 11,  /* u32 n, u32 0; n x {u32 subject, u32 test, u32 flags,
                           u32 expr, u32 group, u32 0} */
-    VM_SEC_COUNT = 11
+    VM_SEC_REWRITE = 12, /* u32 n, u32 0; n x {u32 name, u32 0, u64 offset, u64 size}
+                          from the section start; then each rewrite set's stored
+                          form (rewrite/rw_store.c), 8-aligned */
+    VM_SEC_COUNT = 12
 };
+
+/* The most rewrite sets one file may hold (the compiler refuses more). */
+#define VM_MAX_REWRITE_SETS 1024u
 
 #endif

@@ -16,6 +16,7 @@
 #include "format.h"
 #include "hdrindex.h"
 #include "program.h"
+#include "rw_build.h"
 
 void vm_errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -42,7 +43,7 @@ typedef struct loader {
 static const char *const section_names[VM_SEC_COUNT + 1] = {
     "", "constants", "functions", "code", "register types",
     "source positions", "headers", "subjects", "patterns", "databases",
-    "IP sets", "captures"};
+    "IP sets", "captures", "rewrite sets"};
 
 #define FAIL(ld, st, ...)                                                   \
     do {                                                                   \
@@ -61,6 +62,16 @@ static clf_status need(loader *ld, int id, uint64_t fixed, uint64_t n,
              "%s section is %llu bytes, too short for its %llu entries",
              section_names[id], (unsigned long long)len, (unsigned long long)n);
     return CLF_OK;
+}
+
+/* A section that starts `u32 n, u32 ...` and holds n entries of `each`
+ * bytes after those 8: checks that they fit and stores n. */
+static clf_status table(loader *ld, int id, uint64_t each, uint32_t *n)
+{
+    clf_status st = need(ld, id, 8, 0, 0);
+    if (st) return st;
+    *n = vm_rd32(ld->sec[id].p);
+    return need(ld, id, 8, *n, each);
 }
 
 static int is_str(const clf_program *p, uint32_t k)
@@ -129,10 +140,9 @@ static clf_status read_consts(loader *ld)
 {
     clf_program *p = ld->prog;
     section s = ld->sec[VM_SEC_CONST];
-    clf_status st = need(ld, VM_SEC_CONST, 8, 0, 0);
+    uint32_t n;
+    clf_status st = table(ld, VM_SEC_CONST, 16, &n);
     if (st) return st;
-    uint32_t n = vm_rd32(s.p);
-    if ((st = need(ld, VM_SEC_CONST, 8, n, 16))) return st;
     uint64_t strbase = 8 + (uint64_t)n * 16, strlen_ = s.len - strbase;
     p->consts = vm_calloc(&p->opts.alloc, n, sizeof *p->consts);
     p->strings = vm_malloc(&p->opts.alloc, strlen_);
@@ -163,13 +173,15 @@ static clf_status read_funcs(loader *ld)
 {
     clf_program *p = ld->prog;
     section s = ld->sec[VM_SEC_FUNC];
-    clf_status st = need(ld, VM_SEC_FUNC, 8, 0, 0);
+    uint32_t n;
+    clf_status st = table(ld, VM_SEC_FUNC, 16, &n);
     if (st) return st;
-    uint32_t n = vm_rd32(s.p);
-    if ((st = need(ld, VM_SEC_FUNC, 8, n, 16))) return st;
-    if (n == 0) FAIL(ld, CLF_E_FORMAT, "the program has no functions");
     p->entry = vm_rd32(s.p + 4);
-    if (p->entry >= n) FAIL(ld, CLF_E_FORMAT, "entry function %u does not exist", p->entry);
+    /* A file of rewrite sets alone has no entry (read_rewrites checks
+     * that it has sets). */
+    if (n == 0 && p->entry != VM_NO_ENTRY) FAIL(ld, CLF_E_FORMAT, "the program has no functions");
+    if (p->entry != VM_NO_ENTRY && p->entry >= n)
+        FAIL(ld, CLF_E_FORMAT, "entry function %u does not exist", p->entry);
     p->funcs = vm_calloc(&p->opts.alloc, n, sizeof *p->funcs);
     if (!p->funcs) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->nfuncs = n;
@@ -227,7 +239,7 @@ static clf_status read_funcs(loader *ld)
         ti += F->nregs;
         if (F->nregs > p->maxregs) p->maxregs = F->nregs;
     }
-    if (!(p->funcs[p->entry].flags & VM_FUNC_ENTRY))
+    if (p->entry != VM_NO_ENTRY && !(p->funcs[p->entry].flags & VM_FUNC_ENTRY))
         FAIL(ld, CLF_E_FORMAT, "entry function %u is not marked as an entry", p->entry);
     if (ci * 8 != code.len || ti != types.len || ci * 12 != pos.len)
         FAIL(ld, CLF_E_FORMAT, "code, register-type and position sections disagree "
@@ -365,10 +377,9 @@ static clf_status read_captures(loader *ld)
 {
     clf_program *p = ld->prog;
     section s = ld->sec[VM_SEC_CAPT];
-    clf_status st = need(ld, VM_SEC_CAPT, 8, 0, 0);
+    uint32_t n;
+    clf_status st = table(ld, VM_SEC_CAPT, 24, &n);
     if (st) return st;
-    uint32_t n = vm_rd32(s.p);
-    if ((st = need(ld, VM_SEC_CAPT, 8, n, 24))) return st;
     p->capts = vm_calloc(&p->opts.alloc, n, sizeof *p->capts);
     if (!p->capts) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->ncapts = n;
@@ -394,6 +405,50 @@ static clf_status read_captures(loader *ld)
             FAIL(ld, CLF_E_FORMAT, "capture %u asks for group %u of a regex with %u", i,
                  C->group, ng);
         if (ng > p->maxgroups) p->maxgroups = ng;
+    }
+    return CLF_OK;
+}
+
+/* Rewrite sets: names unique string constants, each set's stored form
+ * loaded (and so checked as hostile input) by the rewrite engine. */
+static clf_status read_rewrites(loader *ld)
+{
+    clf_program *p = ld->prog;
+    section s = ld->sec[VM_SEC_REWRITE];
+    uint32_t n;
+    clf_status st = table(ld, VM_SEC_REWRITE, 24, &n);
+    if (st) return st;
+    if (vm_rd32(s.p + 4) != 0) FAIL(ld, CLF_E_FORMAT, "the rewrite-set table is malformed");
+    if (n == 0 && p->entry == VM_NO_ENTRY)
+        FAIL(ld, CLF_E_FORMAT, "the file has neither an entry filter nor rewrite sets");
+    /* The names are compared pairwise: bound the sets (format.h). */
+    if (n > VM_MAX_REWRITE_SETS)
+        FAIL(ld, CLF_E_FORMAT, "the file holds %u rewrite sets, more than %u", n,
+             VM_MAX_REWRITE_SETS);
+    p->rewrites = vm_calloc(&p->opts.alloc, n, sizeof *p->rewrites);
+    if (!p->rewrites) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = s.p + 8 + (size_t)i * 24;
+        vm_rewrite *R = &p->rewrites[i];
+        R->name = vm_rd32(e);
+        uint64_t off = vm_rd64(e + 8), size = vm_rd64(e + 16);
+        if (!is_str(p, R->name) || p->consts[R->name].len == 0 || vm_rd32(e + 4) != 0 ||
+            off > s.len || size > s.len - off || off % 8 != 0)
+            FAIL(ld, CLF_E_FORMAT, "rewrite set %u is malformed", i);
+        for (uint32_t k = 0; k < i; k++)
+            if (p->consts[p->rewrites[k].name].len == p->consts[R->name].len &&
+                memcmp(p->consts[p->rewrites[k].name].str, p->consts[R->name].str,
+                       p->consts[R->name].len) == 0)
+                FAIL(ld, CLF_E_FORMAT, "two rewrite sets are named '%s'", p->consts[R->name].str);
+        char msg[160];
+        rw_status rs = rw_set_load(s.p + off, (size_t)size, &p->opts.alloc, &R->set, msg,
+                                   sizeof msg);
+        if (rs == RW_E_NOMEM) FAIL(ld, CLF_E_NOMEM, "out of memory");
+        if (rs != RW_OK)
+            FAIL(ld, rs == RW_E_VERSION ? CLF_E_VERSION : rs == RW_E_BACKEND ? CLF_E_BACKEND
+                                                                             : CLF_E_FORMAT,
+                 "rewrite set '%s': %s", p->consts[R->name].str, msg);
+        p->nrewrites = i + 1;
     }
     return CLF_OK;
 }
@@ -476,7 +531,7 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
     if (!(st = copy_trusted(&ld, o)) && !(st = read_consts(&ld)) &&
         !(st = read_funcs(&ld)) && !(st = read_tables(&ld)) && !(st = read_ipsets(&ld)) &&
         !(st = read_captures(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
-        !(st = read_databases(&ld))) {
+        !(st = read_databases(&ld)) && !(st = read_rewrites(&ld))) {
         *out = ld.prog;
         return CLF_OK;
     }
@@ -499,6 +554,8 @@ void vm_program_free(clf_program *p)
         vm_free(&a, p->subjects[i].test_of);
     }
     for (uint32_t i = 0; p->capts && i < p->ncapts; i++) vm_capture_free(p->capts[i].re);
+    for (uint32_t i = 0; p->rewrites && i < p->nrewrites; i++) rw_set_free(p->rewrites[i].set);
+    vm_free(&a, p->rewrites);
     vm_free(&a, p->capts);
     vm_free(&a, p->ipsets);
     vm_free(&a, p->ranges);

@@ -120,6 +120,19 @@ typedef struct vm_capt {
     vm_capture *re;   /* compiled at load time */
 } vm_capt;
 
+typedef struct rw_set rw_set; /* rewrite/rw_build.h */
+
+/* A named rewrite set (docs/rewrite.md), built by the compiler or loaded
+ * from the file's VM_SEC_REWRITE section. */
+typedef struct vm_rewrite {
+    uint32_t name; /* string constant, unique among the sets */
+    rw_set *set;   /* owned by the program */
+} vm_rewrite;
+
+/* prog->entry of a file without `main` (rewrite sets only): clf_eval
+ * refuses it with CLF_E_STATE. */
+#define VM_NO_ENTRY UINT32_C(0xffffffff)
+
 /* Calls nest at most this deep (the verifier checks the call graph). */
 #define VM_MAX_CALL_DEPTH 200
 
@@ -172,6 +185,8 @@ struct clf_program {
     vm_capt *capts;
     uint32_t ncapts;
     uint32_t maxgroups;  /* most capture groups of any capture regex */
+    vm_rewrite *rewrites;
+    uint32_t nrewrites;
     /* Set by the verifier: registers of the deepest call chain from any
      * function (the context's register stack), and that chain's length. */
     uint32_t stack_regs;

@@ -74,7 +74,8 @@ typedef enum clf_status {
     CLF_E_VERIFY = -5,  /* the bytecode was rejected by the verifier */
     CLF_E_BACKEND = -6, /* Hyperscan failed (database, scratch or scan) */
     CLF_E_LIMIT = -7,   /* a limit was exceeded (see clf_limit) */
-    CLF_E_STATE = -8    /* the call is not valid in the context's state */
+    CLF_E_STATE = -8,   /* the call is not valid in the object's state */
+    CLF_E_SINK = -11    /* a rewriter's output sink asked to stop */
 } clf_status;
 
 /* Returns a static, NUL-terminated English description of `status`
@@ -336,6 +337,9 @@ typedef struct clf_verdict {
  * says what failed. Allocates nothing. The program always terminates:
  * bytecode jumps only forward. */
 CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out);
+/* A rules file compiled from rewrite sets alone has no `main`: clf_eval
+ * and clf_eval_explain return CLF_E_STATE for it (clf_ctx_errmsg() says
+ * so). */
 
 /* clf_eval, running entry filter `filter` (from clf_program_find_filter on
  * the context's program) instead of `main`; clf_eval(ctx, out) is
@@ -408,6 +412,163 @@ CLF_API clf_status clf_eval_filter_explain(clf_ctx *ctx, uint32_t filter, clf_ve
  * succeeded or after clf_ctx_reset()). Owned by the context: valid until
  * the next call on it. Never NULL for a non-NULL ctx. */
 CLF_API const char *clf_ctx_errmsg(const clf_ctx *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Rewriting response bodies (docs/rewrite.md).
+ *
+ * A rules file may hold named rewrite sets (`rewrite NAME { PATTERN =>
+ * TEMPLATE ... }`, docs/language.md): many search-and-replace rules
+ * applied to a body in one pass, fed in chunks of any size, in memory
+ * that does not depend on the body. A rewriter is one body's stream: it
+ * holds back at most clf_rewriter_holdback() bytes between two feeds and
+ * writes every other byte to its sink as soon as it is decided. The
+ * output does not depend on how the body was cut into chunks (but in
+ * replace_filter semantics, where replace-filter's buffer cap depends on
+ * chunks too: docs/rewrite.md).
+ *
+ *     clf_rewrite_scratch *sc;  clf_rewriter *rw;
+ *     clf_rewrite_scratch_new(prog, &sc, err, sizeof err);      // per thread
+ *     clf_rewriter_new(prog, "clone_body", 10, sink, ud, &rw, err, sizeof err);
+ *     for each chunk: clf_rewriter_feed(rw, sc, p, n);          // allocates nothing
+ *     clf_rewriter_finish(rw, sc);
+ *     clf_rewriter_reset(rw, sink, ud);                         // the next body
+ *     clf_rewriter_free(rw);  clf_rewrite_scratch_free(sc);
+ *
+ * Memory: clf_rewriter_new allocates the rewriter (a few hundred bytes,
+ * the hold-back window and Hyperscan's stream state: clf_rewriter_size),
+ * clf_rewrite_scratch_new the per-thread working memory (Hyperscan
+ * scratch, a 64 KiB slice buffer, the candidate table, PCRE2 match data
+ * and a 1 MiB PCRE2 JIT stack: about 2.3 MB); feeding, finishing and
+ * resetting allocate nothing. Memory comes from the program's allocator
+ * (clf_options_set_allocator), except Hyperscan's stream state and
+ * scratch and PCRE2's JIT stack, which their libraries allocate. */
+
+/* A rewriter's output: n > 0 bytes at p, valid only during the call.
+ * Return 0 to go on; anything else stops the body, and the call that
+ * wrote returns CLF_E_SINK. The sink must not call the rewriter or its
+ * scratch. */
+typedef int (*clf_sink_fn)(void *ud, const char *p, size_t n);
+
+/* Per-thread working memory for the rewriters of `prog` (every rewrite
+ * set of it). Returns CLF_OK and stores it in *out, or CLF_E_INVALID
+ * (NULL argument, or a program without rewrite sets), CLF_E_NOMEM or
+ * CLF_E_BACKEND (Hyperscan scratch), with a message in err. One thread
+ * at a time; the program must outlive it. */
+typedef struct clf_rewrite_scratch clf_rewrite_scratch;
+CLF_API clf_status clf_rewrite_scratch_new(const clf_program *prog, clf_rewrite_scratch **out,
+                                           char *err, size_t errlen);
+/* Frees a scratch (NULL-safe). */
+CLF_API void clf_rewrite_scratch_free(clf_rewrite_scratch *sc);
+
+typedef struct clf_rewriter clf_rewriter;
+
+/* Creates a rewriter for the program's rewrite set `name` (name_len
+ * bytes), writing to sink(ud, ...). All the memory it will ever use is
+ * allocated here. Returns CLF_OK and stores it in *out; CLF_E_INVALID
+ * (NULL argument, or no rewrite set of that name: the message lists the
+ * sets), CLF_E_NOMEM or CLF_E_BACKEND (hs_open_stream), with a message in
+ * err. The program must outlive the rewriter; a rewriter is used by one
+ * thread at a time, and may move between threads between calls. */
+CLF_API clf_status clf_rewriter_new(const clf_program *prog, const char *name, size_t name_len,
+                                    clf_sink_fn sink, void *ud, clf_rewriter **out, char *err,
+                                    size_t errlen);
+/* Frees a rewriter (NULL-safe). */
+CLF_API void clf_rewriter_free(clf_rewriter *rw);
+
+/* Feeds n bytes of the body (p may be NULL when n is 0; n may be 0 or any
+ * size: the rewriter works in bounded slices). Output for the bytes that
+ * are decided goes to the sink before this returns. Returns CLF_OK;
+ * CLF_E_INVALID (NULL rewriter or scratch, or a scratch of another
+ * program); CLF_E_STATE (the body was finished, or an earlier call
+ * failed: call clf_rewriter_reset); CLF_E_SINK; CLF_E_BACKEND (a
+ * Hyperscan scan failed); CLF_E_LIMIT (a PCRE2 workspace limit,
+ * docs/rewrite.md). clf_rewriter_errmsg() says what failed. After any
+ * error but CLF_E_INVALID and CLF_E_STATE, the body is failed. */
+CLF_API clf_status clf_rewriter_feed(clf_rewriter *rw, clf_rewrite_scratch *sc, const char *p,
+                                     size_t n);
+
+/* Ends the body: what depends on the end of the data (`$`, `\z`, a
+ * trailing `\b`) is decided now, and everything held is written. Returns
+ * as clf_rewriter_feed. When the rewriter was given a skip-cache key
+ * (clf_rewriter_use_cache), the rules that fired are stored under it. */
+CLF_API clf_status clf_rewriter_finish(clf_rewriter *rw, clf_rewrite_scratch *sc);
+
+/* The last n bytes and the end of the body: clf_rewriter_feed then
+ * clf_rewriter_finish, except that in replace_filter semantics the
+ * buffer cap is not applied between the two, as replace-filter does not
+ * apply it to a buffer that carries nginx's last_buf (a static file sent
+ * as one buffer is decided whole). */
+CLF_API clf_status clf_rewriter_feed_final(clf_rewriter *rw, clf_rewrite_scratch *sc,
+                                           const char *p, size_t n);
+
+/* Makes the rewriter ready for the next body, writing to sink(ud, ...);
+ * a body left unfinished is dropped without more output. Allocates
+ * nothing, needs no scratch, never fails for a non-NULL rewriter
+ * (CLF_E_INVALID otherwise). */
+CLF_API clf_status clf_rewriter_reset(clf_rewriter *rw, clf_sink_fn sink, void *ud);
+
+/* The most bytes the rewriter retains between two feeds (the hold-back,
+ * docs/rewrite.md: the widest rule plus two bytes, at most max_match + 2;
+ * replace_filter semantics: 2 max_match + 4098), and the bytes it holds
+ * (clf_rewriter_size: its allocations and Hyperscan's stream state).
+ * Both 0 for NULL. */
+CLF_API uint64_t clf_rewriter_holdback(const clf_rewriter *rw);
+CLF_API size_t clf_rewriter_size(const clf_rewriter *rw);
+
+/* What happened to the current body so far. */
+typedef struct clf_rewrite_stats {
+    uint64_t bytes_in, bytes_out;
+    uint64_t replacements; /* matches replaced */
+    uint64_t max_held;     /* most bytes retained after any feed */
+    uint64_t captures_failed; /* replacements whose groups came out empty because PCRE2's
+                                 work limit ran out (docs/rewrite.md, "Time") */
+    int gave_up;           /* replace_filter: the buffer cap was exceeded, and the rest
+                              of the body passes through (docs/rewrite.md) */
+    int skipped;           /* the skip cache said no rule fires: copied unscanned */
+} clf_rewrite_stats;
+
+/* Fills *out (CLF_E_INVALID for NULL arguments). */
+CLF_API clf_status clf_rewriter_stats(const clf_rewriter *rw, clf_rewrite_stats *out);
+
+/* A NUL-terminated message for the last error of a feed, finish or reset
+ * ("" after success). Owned by the rewriter; never NULL for non-NULL rw. */
+CLF_API const char *clf_rewriter_errmsg(const clf_rewriter *rw);
+
+/* The per-resource skip cache: a bounded table from a key naming one
+ * version of one resource (for example URL + ETag, or URL +
+ * Last-Modified; the key must change when the content does) to the set of
+ * rules that fired on it. A resource on which no rule fired streams
+ * through unscanned the next time. `capacity` keys (rounded up to a
+ * multiple of 8) of the rewrite set `name`; keys are hashed to 128 bits
+ * (XXH3-128 with a random seed per cache, so a collision is a 2^-128
+ * event and cannot be aimed at), of any length; a full 8-key bucket
+ * evicts its least recently used key. All
+ * memory is allocated here; any number of threads may use a cache at
+ * once (it takes a mutex). Returns CLF_OK and stores it in *out, or
+ * CLF_E_INVALID (NULL argument, capacity 0, no such set), CLF_E_NOMEM. */
+typedef struct clf_rewrite_cache clf_rewrite_cache;
+CLF_API clf_status clf_rewrite_cache_new(const clf_program *prog, const char *name,
+                                         size_t name_len, uint32_t capacity,
+                                         clf_rewrite_cache **out, char *err, size_t errlen);
+CLF_API void clf_rewrite_cache_free(clf_rewrite_cache *c);
+
+/* Before the first feed of a body: looks `key` (klen bytes) up in the
+ * cache. When it is there and no rule fired on it, the rewriter copies
+ * this body to its sink without scanning (clf_rewrite_stats.skipped);
+ * otherwise clf_rewriter_finish stores the rules that fired under the
+ * key (a body that fails, is reset unfinished, or on which
+ * replace_filter semantics gave up at the buffer cap stores nothing). Returns CLF_OK; CLF_E_INVALID (NULL argument, a cache of another
+ * rewrite set); CLF_E_STATE (the body has started). The cache must
+ * outlive the body. */
+CLF_API clf_status clf_rewriter_use_cache(clf_rewriter *rw, clf_rewrite_cache *cache,
+                                          const void *key, size_t klen);
+
+/* The cache's counters since it was made. */
+typedef struct clf_rewrite_cache_stats {
+    uint64_t hits, misses, stores, evictions;
+} clf_rewrite_cache_stats;
+CLF_API clf_status clf_rewrite_cache_stats_get(clf_rewrite_cache *c,
+                                               clf_rewrite_cache_stats *out);
 
 #ifdef __cplusplus
 }

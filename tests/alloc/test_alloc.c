@@ -13,7 +13,14 @@
  *      nothing: fail the n-th allocation, for every n, through the host
  *      allocator and then through malloc itself (Hyperscan's scratch).
  *
+ *   3. With --rewrite SET: rewriting allocates nothing either. A rewriter
+ *      and scratch made once rewrite thousands of bodies, fed in chunks
+ *      of every size, finished, reset, with the skip cache; and every
+ *      allocation failure while making the scratch, a rewriter or a cache
+ *      is CLF_E_NOMEM without a leak.
+ *
  * usage: test_alloc [--jit-fallback] RULES.bin
+ *        test_alloc --rewrite SET RULES.bin
  *
  * --jit-fallback is for rules with captures: a failed allocation inside
  * PCRE2's JIT compiler is then allowed to load (the capture runs in
@@ -356,15 +363,202 @@ static void test_malloc_failures(void)
 }
 #endif
 
+/* ---- rewriting (--rewrite SET) ---- */
+
+static const char *rw_set_name;
+
+typedef struct rw_out {
+    uint64_t bytes, hash; /* FNV-1a of the output: no allocation, order-sensitive */
+} rw_out;
+
+static int rw_sink(void *ud, const char *p, size_t n)
+{
+    rw_out *o = ud;
+    for (size_t i = 0; i < n; i++) o->hash = (o->hash ^ (uint8_t)p[i]) * 1099511628211u;
+    o->bytes += n;
+    return 0;
+}
+
+/* A body of about 20 KB built from pieces the sets' rules match, body i
+ * varying with i (so that some bodies match nothing: the cache skips them). */
+static size_t rw_body(int i, char *buf, size_t cap)
+{
+    static const char *const pieces[] = {
+        "<p>see origin.example and ORIGIN.example</p>\n", "UA-1234-5 and UA-9-9\n",
+        "<!-- a comment - with dashes -->", "<a href=\"http://www.origin.example/x\">x</a>",
+        "abcabcab mail bob@example.com now ", "</head><body>", "</body>\n",
+        "plain text that no rule matches at all, repeated to make a page. "};
+    size_t n = 0;
+    for (int k = 0; n + 200 < cap && k < 300; k++) {
+        int w = i % 5 == 0 ? 7 : (i * 7 + k * 13) % 8; /* every fifth body: plain text only */
+        size_t l = strlen(pieces[w]);
+        memcpy(buf + n, pieces[w], l);
+        n += l;
+    }
+    return n;
+}
+
+static void test_rewrite_allocates_nothing(void)
+{
+    char err[CLF_ERRMSG_SIZE];
+    clf_program *p;
+    clf_rewrite_scratch *sc = NULL;
+    clf_rewriter *rw = NULL;
+    clf_rewrite_cache *cache = NULL;
+    rw_out out = {0, 1469598103934665603u};
+    memset(&host, 0, sizeof host);
+    ok(load(&p, 1, err) == CLF_OK, "rewrite: load with the host allocator (%s)", err);
+    size_t nl = strlen(rw_set_name);
+    ok(clf_rewrite_scratch_new(p, &sc, err, sizeof err) == CLF_OK &&
+       clf_rewriter_new(p, rw_set_name, nl, rw_sink, &out, &rw, err, sizeof err) == CLF_OK &&
+       clf_rewrite_cache_new(p, rw_set_name, nl, 64, &cache, err, sizeof err) == CLF_OK,
+       "rewrite: scratch, rewriter and cache of set '%s' (%s)", rw_set_name, err);
+    if (!sc || !rw || !cache) return;
+    static char body[20480];
+    static const size_t sizes[] = {1, 7, 64, 1000, 4096, 65536};
+    long calls = host.calls, live = host.live;
+    uint64_t in_total = 0, reps = 0;
+    int errors = 0, skipped = 0, differ = 0;
+    sys.calls = 0;
+    sys.fail_at = 0;
+    sys.on = 1;
+    for (int i = 0; i < 2000; i++) {
+        size_t n = rw_body(i % 40, body, sizeof body);
+        char key[16];
+        int kl = snprintf(key, sizeof key, "/page/%d", i % 40);
+        clf_rewriter_reset(rw, rw_sink, &out);
+        out.bytes = 0;
+        out.hash = 1469598103934665603u;
+        if (clf_rewriter_use_cache(rw, cache, key, (size_t)kl) != CLF_OK) errors++;
+        size_t step = sizes[i % 6];
+        for (size_t at = 0; at < n; at += step) {
+            size_t m = n - at < step ? n - at : step;
+            if (clf_rewriter_feed(rw, sc, body + at, m) != CLF_OK) errors++;
+            if (i % 3 == 0 && clf_rewriter_feed(rw, sc, NULL, 0) != CLF_OK) errors++;
+        }
+        if (clf_rewriter_finish(rw, sc) != CLF_OK) errors++;
+        clf_rewrite_stats st;
+        clf_rewriter_stats(rw, &st);
+        if (st.bytes_in != n || st.bytes_out != out.bytes) differ++;
+        in_total += st.bytes_in;
+        reps += st.replacements;
+        skipped += st.skipped;
+    }
+    sys.on = 0;
+    ok(errors == 0 && differ == 0 && reps > 0 && skipped > 0,
+       "rewrite: 2,000 bodies (%.1f MB) in chunks of 1 B to 64 KiB, %llu replacements, %d "
+       "skipped by the cache (%d errors, %d miscounted)", (double)in_total / 1e6,
+       (unsigned long long)reps, skipped, errors, differ);
+    ok(host.calls == calls && host.live == live,
+       "rewrite: no host allocation while rewriting (%ld calls)", host.calls - calls);
+#ifndef NO_INTERPOSE
+    ok(sys.calls == 0, "rewrite: no malloc/calloc/realloc at all while rewriting (%ld calls)",
+       sys.calls);
+#endif
+    clf_rewrite_cache_free(cache);
+    clf_rewriter_free(rw);
+    clf_rewrite_scratch_free(sc);
+    clf_program_free(p);
+    ok(host.live == 0, "rewrite: everything freed (%ld blocks live)", host.live);
+}
+
+/* Makes the scratch, a rewriter and a cache, and rewrites one body: 1
+ * when all of it worked and gave `want` (when want is not 0). */
+static clf_status rw_make_all(clf_program *p, uint64_t *hash)
+{
+    char err[CLF_ERRMSG_SIZE];
+    clf_rewrite_scratch *sc = NULL;
+    clf_rewriter *rw = NULL;
+    clf_rewrite_cache *cache = NULL;
+    rw_out out = {0, 1469598103934665603u};
+    size_t nl = strlen(rw_set_name);
+    clf_status st = clf_rewrite_scratch_new(p, &sc, err, sizeof err);
+    if (st == CLF_OK) st = clf_rewriter_new(p, rw_set_name, nl, rw_sink, &out, &rw, err, sizeof err);
+    if (st == CLF_OK) st = clf_rewrite_cache_new(p, rw_set_name, nl, 16, &cache, err, sizeof err);
+    if (st == CLF_OK) {
+        static char body[20480];
+        size_t n = rw_body(1, body, sizeof body);
+        long scalls = sys.calls;
+        int on = sys.on;
+        sys.on = 0; /* rewriting itself allocates nothing: not counted here */
+        if (clf_rewriter_use_cache(rw, cache, "k", 1) != CLF_OK ||
+            clf_rewriter_feed(rw, sc, body, n) != CLF_OK || clf_rewriter_finish(rw, sc) != CLF_OK)
+            st = CLF_E_BACKEND; /* anything but CLF_E_NOMEM: reported as bad */
+        sys.on = on;
+        sys.calls = scalls;
+        *hash = out.hash;
+    }
+    clf_rewrite_cache_free(cache);
+    clf_rewriter_free(rw);
+    clf_rewrite_scratch_free(sc);
+    return st;
+}
+
+/* Fails the n-th allocation (the host allocator's, then malloc's) made by
+ * rw_make_all, for every n. Hyperscan's stream state and scratch and
+ * PCRE2's JIT stack come from malloc: the second sweep reaches them. */
+static void test_rewrite_allocation_failures(void)
+{
+    char err[CLF_ERRMSG_SIZE];
+    clf_program *p;
+    uint64_t want = 0, got;
+    memset(&host, 0, sizeof host);
+    if (load(&p, 1, err) != CLF_OK || rw_make_all(p, &want) != CLF_OK) {
+        ok(0, "rewrite: the allocation-failure sweep could not start (%s)", err);
+        return;
+    }
+    for (int via_malloc = 0; via_malloc < 2; via_malloc++) {
+#ifdef NO_INTERPOSE
+        if (via_malloc) break;
+#endif
+        int bad = 0;
+        long n;
+        for (n = 1;; n++) {
+            long base_live = host.live;
+            if (via_malloc) {
+                sys.calls = 0;
+                sys.fail_at = n;
+                sys.on = 1;
+            } else {
+                host.calls = 0;
+                host.fail_at = n;
+            }
+            got = 0;
+            clf_status st = rw_make_all(p, &got);
+            long made = via_malloc ? sys.calls : host.calls;
+            sys.on = 0;
+            sys.fail_at = 0;
+            host.fail_at = 0;
+            if (made < n) { /* the n-th allocation never happened */
+                if (st != CLF_OK || got != want) bad++;
+                break;
+            }
+            if ((st != CLF_E_NOMEM && !(st == CLF_OK && got == want)) || host.live != base_live) {
+                if (bad++ < 5)
+                    printf("# %s n=%ld: status %d, %ld blocks leaked\n",
+                           via_malloc ? "malloc" : "host", n, st, host.live - base_live);
+            }
+        }
+        ok(bad == 0, "rewrite: each of the %ld %s allocations of scratch, rewriter and cache "
+           "fails cleanly with CLF_E_NOMEM", n - 1, via_malloc ? "malloc" : "host");
+    }
+    clf_program_free(p);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--rewrite") == 0) {
+        rw_set_name = argv[2];
+        argv += 2;
+        argc -= 2;
+    }
     if (argc == 3 && strcmp(argv[1], "--jit-fallback") == 0) {
         jit_fallback = 1;
         argv++;
         argc--;
     }
     if (argc != 2) {
-        fprintf(stderr, "usage: test_alloc [--jit-fallback] RULES.bin\n");
+        fprintf(stderr, "usage: test_alloc [--jit-fallback | --rewrite SET] RULES.bin\n");
         return 2;
     }
     FILE *f = fopen(argv[1], "rb");
@@ -376,6 +570,12 @@ int main(int argc, char **argv)
     nbytes = fread(buf, 1, sizeof buf, f);
     fclose(f);
     bytes = buf;
+    if (rw_set_name) {
+        test_rewrite_allocates_nothing();
+        test_rewrite_allocation_failures();
+        printf("1..%d\n", tap_n);
+        return tap_failed ? 1 : 0;
+    }
     test_no_allocation_per_request();
     test_explain_allocates_nothing();
     test_host_allocation_failures();

@@ -291,3 +291,146 @@ Test(loader, pattern_and_register_limits)
     clf_options_free(o);
     free(b);
 }
+
+/* ---- the rewrite-set section (format.h, VM_SEC_REWRITE) ---- */
+
+static const char *const RW_SRC =
+    "rewrite alpha { \"origin.example\" => \"clone.example\" /UA-(\\d+)/ => \"UA-$1\" once }\n"
+    "rewrite beta(semantics: \"sub_filter\") { \"abc\" => \"x\" }\n"
+    "filter main(r: Request) { accept }\n";
+
+/* The rewrite section of a compiled RW_SRC: its offset and size. */
+static uint8_t *rw_good(size_t *len, uint64_t *off, uint64_t *size)
+{
+    char *d = NULL;
+    uint8_t *b = h_compile(RW_SRC, len, &d);
+    cr_assert(b, "%s", d);
+    free(d);
+    const uint8_t *tab = b + VM_HEADER_LEN + (VM_SEC_REWRITE - 1) * VM_SECENTRY_LEN;
+    cr_assert_eq(vm_rd32(tab), VM_SEC_REWRITE);
+    *off = vm_rd64(tab + 8);
+    *size = vm_rd64(tab + 16);
+    cr_assert_eq(vm_rd32(b + *off), 2, "two sets");
+    return b;
+}
+
+static int rw_sink_count(void *ud, const char *p, size_t n)
+{
+    (void)p;
+    *(size_t *)ud += n;
+    return 0;
+}
+
+Test(loader, rewrite_section_is_checked)
+{
+    size_t len;
+    uint64_t off, size;
+    uint8_t *b = rw_good(&len, &off, &size);
+    uint8_t *c = malloc(len);
+    char err[CLF_ERRMSG_SIZE];
+    cr_assert_eq(load(b, len, err), CLF_OK, "%s", err);
+    uint8_t *e0 = b + off + 8, *e1 = e0 + 24; /* {u32 name, u32 0, u64 off, u64 size} */
+
+    memcpy(c, b, len); /* both sets named as the first */
+    vm_wr32(c + off + 8 + 24, vm_rd32(e0));
+    reseal(c, len);
+    cr_assert_eq(load(c, len, err), CLF_E_FORMAT);
+    cr_assert_str_eq(err, "two rewrite sets are named 'alpha'");
+
+    memcpy(c, b, len); /* a name that is no constant */
+    vm_wr32(c + off + 8 + 24, 0xfffffff0u);
+    reseal(c, len);
+    cr_assert_eq(load(c, len, err), CLF_E_FORMAT);
+    cr_assert_str_eq(err, "rewrite set 1 is malformed");
+
+    memcpy(c, b, len); /* a set's bytes not 8-aligned */
+    vm_wr64(c + off + 8 + 24 + 8, vm_rd64(e1 + 8) + 1);
+    reseal(c, len);
+    cr_assert_eq(load(c, len, err), CLF_E_FORMAT);
+    cr_assert_str_eq(err, "rewrite set 1 is malformed");
+
+    memcpy(c, b, len); /* a set's bytes past the section */
+    vm_wr64(c + off + 8 + 24 + 16, size);
+    reseal(c, len);
+    cr_assert_eq(load(c, len, err), CLF_E_FORMAT);
+    cr_assert_str_eq(err, "rewrite set 1 is malformed");
+
+    memcpy(c, b, len); /* more sets than the table holds */
+    vm_wr32(c + off, 2000);
+    reseal(c, len);
+    cr_assert_eq(load(c, len, err), CLF_E_FORMAT);
+
+    memcpy(c, b, len); /* damage inside a stored set: the engine's loader says what */
+    uint64_t s1 = off + vm_rd64(e1 + 8);
+    c[s1 + 12] ^= 0x7f; /* its mode */
+    reseal(c, len);
+    cr_assert_eq(load(c, len, err), CLF_E_FORMAT);
+    cr_assert(strncmp(err, "rewrite set 'beta': ", 20) == 0, "%s", err);
+    free(c);
+    free(b);
+}
+
+/* With the checksum recomputed, every flip of a bit in the rewrite
+ * section's table and in the first 512 bytes of each stored set is
+ * refused, or loads a program whose rewriters work. */
+Test(loader, rewrite_section_flips_never_crash, .timeout = 120)
+{
+    size_t len;
+    uint64_t off, size;
+    uint8_t *b = rw_good(&len, &off, &size);
+    uint8_t *c = malloc(len);
+    char err[CLF_ERRMSG_SIZE];
+    unsigned loaded = 0, tried = 0;
+    for (uint64_t i = off; i < off + size; i++) {
+        uint64_t rel = i - off, s0 = vm_rd64(b + off + 8 + 8), s1 = vm_rd64(b + off + 8 + 24 + 8);
+        if (rel >= 8 + 48 && !(rel >= s0 && rel < s0 + 512) && !(rel >= s1 && rel < s1 + 512))
+            continue;
+        for (int bit = 0; bit < 8; bit += 3) {
+            memcpy(c, b, len);
+            c[i] ^= (uint8_t)(1u << bit);
+            reseal(c, len);
+            tried++;
+            clf_program *p = NULL;
+            if (clf_program_load(c, len, NULL, &p, err, sizeof err) != CLF_OK) continue;
+            loaded++;
+            clf_rewrite_scratch *sc = NULL;
+            cr_assert_eq(clf_rewrite_scratch_new(p, &sc, err, sizeof err), CLF_OK, "%s", err);
+            for (int k = 0; k < 2; k++) {
+                clf_rewriter *rw = NULL;
+                size_t out = 0;
+                const char *name = k ? "beta" : "alpha";
+                if (clf_rewriter_new(p, name, strlen(name), rw_sink_count, &out, &rw, err,
+                                     sizeof err) != CLF_OK)
+                    continue; /* a flipped name */
+                static const char body[] = "x origin.example UA-12 abcABC y";
+                cr_assert_eq(clf_rewriter_feed(rw, sc, body, sizeof body - 1), CLF_OK);
+                cr_assert_eq(clf_rewriter_finish(rw, sc), CLF_OK);
+                clf_rewriter_free(rw);
+            }
+            clf_rewrite_scratch_free(sc);
+            clf_program_free(p);
+        }
+    }
+    cr_assert_gt(tried, 100);
+    free(c);
+    free(b);
+    (void)loaded;
+}
+
+Test(loader, neither_entry_nor_rewrite_sets)
+{
+    /* a file of rewrite sets only loads; with its table emptied it must not */
+    char *d = NULL;
+    size_t len;
+    uint8_t *b = h_compile("rewrite only { \"a\" => \"b\" }\n", &len, &d);
+    cr_assert(b, "%s", d);
+    free(d);
+    char err[CLF_ERRMSG_SIZE];
+    cr_assert_eq(load(b, len, err), CLF_OK, "%s", err);
+    const uint8_t *tab = b + VM_HEADER_LEN + (VM_SEC_REWRITE - 1) * VM_SECENTRY_LEN;
+    vm_wr32(b + vm_rd64(tab + 8), 0);
+    reseal(b, len);
+    cr_assert_eq(load(b, len, err), CLF_E_FORMAT);
+    cr_assert_str_eq(err, "the file has neither an entry filter nor rewrite sets");
+    free(b);
+}
