@@ -3,15 +3,18 @@
  *
  *   classify-run RULES.bin --request FILE.http [FILE.http ...]
  *   classify-run RULES.bin --ua-file FILE
+ *   classify-run RULES.bin --rewrite NAME [FILE]
  *
  * A debugging and testing front end for libclassify: it loads RULES.bin
  * with the default options, feeds each request to one context and prints
- * the verdict. See docs/classify-run.md for the formats.
+ * the verdict, or streams a body through a rewrite set (rewrite_run.c).
+ * See docs/classify-run.md for the formats.
  */
 #include "explain_out.h"
 #include "http_request.h"
 #include "out_escape.h"
 #include "readfile.h"
+#include "rewrite_run.h"
 #include "usage_error.h"
 
 #include <classify.h>
@@ -29,13 +32,17 @@
 enum {
     EXIT_CLASSIFIED = 0, /* every request was classified */
     EXIT_BAD_INPUT = 1,  /* some input was unreadable, malformed or failed */
+                         /* (rewrite_run() returns the same statuses) */
     EXIT_USAGE = 2       /* usage, rules file, or output error */
 };
 
 static const char usage_text[] =
     "Usage: " PROG " RULES.bin --request FILE.http [FILE.http ...]\n"
     "       " PROG " RULES.bin --ua-file FILE\n"
-    "Classify HTTP requests with a rules file compiled by classifyc.\n"
+    "       " PROG " RULES.bin --rewrite NAME [--chunk-size N | --chunk-lengths FILE]\n"
+    "                    [--output FILE] [--stats] [FILE]\n"
+    "Classify HTTP requests with a rules file compiled by classifyc, or\n"
+    "rewrite a body with one of its rewrite sets.\n"
     "\n"
     "Options:\n"
     "  --request FILE...  classify each FILE, one raw HTTP/1.x request\n"
@@ -59,6 +66,20 @@ static const char usage_text[] =
     "                     '  FILE:LINE: STEP', with the source line under the\n"
     "                     first step on it when FILE can be read; with --json,\n"
     "                     an \"explain\" array of {file, line, col, depth, text}\n"
+    "\n"
+    "Rewriting (docs/classify-run.md, Rewriting a body):\n"
+    "  --rewrite NAME     stream FILE (standard input without one) through the\n"
+    "                     rewrite set NAME of the rules, to standard output\n"
+    "  --chunk-size N     feed the body in chunks of N bytes (1 to 1073741824;\n"
+    "                     default 65536); the output does not depend on it\n"
+    "  --chunk-lengths FILE  feed the chunks FILE lists, one length in bytes\n"
+    "                     per line (0: an empty chunk), then the rest of the\n"
+    "                     body in 65536-byte chunks: a test's exact split\n"
+    "  --output FILE      write the rewritten body to FILE, which is replaced\n"
+    "                     only when the whole body was rewritten\n"
+    "  --stats            then print the byte counts, the replacements and the\n"
+    "                     most bytes held back to standard error\n"
+    "\n"
     "  --help             print this help and exit\n"
     "  --version          print version information and exit\n"
     "Any FILE (or RULES.bin) may be '-' for standard input, once.\n"
@@ -77,9 +98,14 @@ static const char usage_text[] =
     "Exit status:\n"
     "  0  every request was classified\n"
     "  1  an input was unreadable or malformed, or a request could not be\n"
-    "     classified (the other requests are still classified)\n"
-    "  2  usage error, the rules file could not be loaded, or the output\n"
-    "     could not be written\n";
+    "     classified (the other requests are still classified); with\n"
+    "     --rewrite, the body or the chunk lengths could not be read, or the\n"
+    "     body could not be rewritten\n"
+    "  2  usage error, the rules file could not be loaded (or has no such\n"
+    "     rewrite set), or the output could not be written\n"
+    "With --rewrite, a failure leaves no partial output in a file: --output\n"
+    "is not replaced, and standard output redirected to a file is cut back\n"
+    "to where it was.\n";
 
 /* ------------------------------------------------------------------------ */
 /* Command line. */
@@ -96,6 +122,11 @@ typedef struct options {
     const char *remote_addr;  /* --remote-addr, or NULL */
     char *trusted;            /* --trust-proxy values joined with ',' (malloc'd) */
     size_t trusted_len;
+    rewrite_opts rewrite;     /* --rewrite and its options (rewrite.set NULL: none) */
+    const char *first_other;  /* the first option --rewrite cannot go with */
+    const char *first_rw;     /* the first option only --rewrite takes */
+    size_t extra_count;       /* positional words after RULES outside --request */
+    const char *extra;        /* the first of them */
 } options;
 
 typedef enum parse_result { ARGS_RUN, ARGS_HELP, ARGS_VERSION, ARGS_BAD } parse_result;
@@ -110,6 +141,11 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
                                  int *in_request)
 {
     const char *a = argv[*i];
+    /* Options of classifying, which --rewrite does not take. */
+    static const char *const classify_only[] = {"--request", "--ua-file", "--filter", "--json",
+                                                "--explain", "--remote-addr", "--trust-proxy"};
+    for (size_t k = 0; k < sizeof classify_only / sizeof *classify_only; k++)
+        if (strcmp(a, classify_only[k]) == 0 && !o->first_other) o->first_other = a;
 
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
         return ARGS_HELP;
@@ -148,6 +184,36 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
             o->trusted_len += n + 1;
         }
         *in_request = 0;
+    } else if (strcmp(a, "--stats") == 0) {
+        o->rewrite.stats = 1;
+        if (!o->first_rw) o->first_rw = a;
+    } else if (strcmp(a, "--rewrite") == 0 || strcmp(a, "--chunk-size") == 0 ||
+               strcmp(a, "--chunk-lengths") == 0 || strcmp(a, "--output") == 0) {
+        static const char *const what[] = {"a rewrite set name", "a number of bytes",
+                                           "a file", "a file"};
+        int w = a[2] == 'r' ? 0 : a[2] == 'o' ? 3 : a[8] == 's' ? 1 : 2;
+        const char **slot[] = {&o->rewrite.set, NULL, &o->rewrite.chunk_lengths,
+                               &o->rewrite.output};
+        if (*i + 1 >= argc) {
+            cli_usage_error(PROG, "option '%s' needs %s", a, what[w]);
+            return ARGS_BAD;
+        }
+        const char *v = argv[++*i];
+        if (w == 1 ? o->rewrite.chunk_size != 0 : *slot[w] != NULL) {
+            cli_usage_error(PROG, "option '%s' given more than once", a);
+            return ARGS_BAD;
+        }
+        if (w == 1) {
+            if (rewrite_parse_length(v, strlen(v), 0, &o->rewrite.chunk_size) != 0) {
+                cli_usage_error(PROG, "--chunk-size: '%s' is not a number of bytes from 1 to %zu",
+                                v, REWRITE_CHUNK_MAX);
+                return ARGS_BAD;
+            }
+        } else {
+            *slot[w] = v;
+        }
+        if (w != 0 && !o->first_rw) o->first_rw = a;
+        *in_request = 0;
     } else if (strcmp(a, "--ua-file") == 0 || strcmp(a, "--filter") == 0) {
         const char **slot = a[2] == 'u' ? &o->ua_file : &o->filter;
         if (*i + 1 >= argc) {
@@ -167,8 +233,31 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
     return ARGS_RUN;
 }
 
+/* The combination, for --rewrite: one input at most, and no option of
+ * classifying. */
+static parse_result check_rewrite_args(options *o)
+{
+    rewrite_opts *r = &o->rewrite;
+    r->input = o->extra;
+    size_t stdin_uses = is_stdin(o->rules) + (r->input == NULL || is_stdin(r->input)) +
+                        (r->chunk_lengths != NULL && is_stdin(r->chunk_lengths));
+    if (o->first_other != NULL)
+        cli_usage_error(PROG, "--rewrite cannot be combined with %s", o->first_other);
+    else if (o->extra_count > 1)
+        cli_usage_error(PROG, "--rewrite takes one input FILE (more were given, from '%s')",
+                        o->extra);
+    else if (r->chunk_size != 0 && r->chunk_lengths != NULL)
+        cli_usage_error(PROG, "--chunk-size and --chunk-lengths cannot be combined");
+    else if (stdin_uses > 1)
+        cli_usage_error(PROG, "standard input ('-', or no input FILE with --rewrite) can be "
+                        "read only once");
+    else
+        return ARGS_RUN;
+    return ARGS_BAD;
+}
+
 /* Checks the combination once every argument has been read. */
-static parse_result check_args(const options *o)
+static parse_result check_args(options *o)
 {
     size_t stdin_uses = o->rules != NULL && is_stdin(o->rules);
     stdin_uses += o->ua_file != NULL && is_stdin(o->ua_file);
@@ -177,6 +266,13 @@ static parse_result check_args(const options *o)
 
     if (o->rules == NULL)
         cli_usage_error(PROG, "missing the RULES file");
+    else if (o->rewrite.set != NULL)
+        return check_rewrite_args(o);
+    else if (o->first_rw != NULL)
+        cli_usage_error(PROG, "option '%s' goes with --rewrite", o->first_rw);
+    else if (o->extra != NULL)
+        cli_usage_error(PROG, "unexpected argument '%s' (request files follow --request)",
+                        o->extra);
     else if (o->request_given && o->ua_file != NULL)
         cli_usage_error(PROG, "--request and --ua-file cannot be combined");
     else if (o->request_given && o->request_count == 0)
@@ -210,9 +306,9 @@ static parse_result parse_args(int argc, char **argv, options *o)
         } else if (o->rules == NULL) {
             o->rules = a;
         } else {
-            cli_usage_error(PROG, "unexpected argument '%s' (request files follow "
-                        "--request)", a);
-            return ARGS_BAD;
+            /* The input of --rewrite, or a misplaced request file: told
+             * apart once every option is known (check_args). */
+            if (o->extra_count++ == 0) o->extra = a;
         }
     }
     return check_args(o);
@@ -614,6 +710,15 @@ int main(int argc, char **argv)
             status = EXIT_USAGE;
             break;
         }
+        if (o.rewrite.set != NULL) {
+            /* rewrite_run reports its own output errors */
+            status = rewrite_run(prog, display_name(o.rules), &o.rewrite);
+            clf_ctx_free(ctx);
+            clf_program_free(prog);
+            free(o.requests);
+            free(o.trusted);
+            return status;
+        }
         if (o.remote_addr != NULL &&
             clf_ctx_set_peer(ctx, o.remote_addr, strlen(o.remote_addr)) != CLF_OK) {
             cli_usage_error(PROG, "--remote-addr: '%s' is not an IPv4 or IPv6 address",
@@ -627,7 +732,8 @@ int main(int argc, char **argv)
         uint32_t filter;
         const char *name = o.filter != NULL ? o.filter : "main";
         if (clf_program_find_filter(prog, name, strlen(name), &filter, err, sizeof err) != CLF_OK) {
-            fprintf(stderr, PROG ": %s: error: --filter: %s\n", display_name(o.rules), err);
+            fprintf(stderr, PROG ": %s: error: %s%s\n", display_name(o.rules),
+                    o.filter != NULL ? "--filter: " : "", err);
             clf_ctx_free(ctx);
             clf_program_free(prog);
             status = EXIT_USAGE;
