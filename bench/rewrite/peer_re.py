@@ -3,14 +3,15 @@
 alternation of all the rules (peers.python_rx), over each whole page.
 
     python3 peer_re.py RULES.tsv --write-out DIR PAGE...
-    python3 peer_re.py RULES.tsv --rounds R PAGE...
+    python3 peer_re.py RULES.tsv --time S PAGE...
 
 RULES.tsv is an `rw-pagegen rules` file. --write-out writes each page's
 output to DIR/BASENAME (bench/rewrite/run.py compares it with the
-engine's). --rounds reads the pages into memory, then rewrites all of them
-R times and prints one JSON line: {"bytes": input bytes of one pass,
-"secs": [wall seconds of each pass]} (time.perf_counter around the passes
-only: no reading, no compiling).
+engine's). --time reads the pages into memory, then rewrites all of them
+again and again until S seconds have passed (at least twice: the first
+pass is a warm-up) and prints one JSON line: {"bytes": input bytes of one
+pass, "secs": [wall seconds of each pass]} (time.perf_counter around the
+passes only: no reading, no compiling).
 
 Exit status: 0; 1 a rule set it cannot run (the reason on standard error);
 2 bad arguments or unreadable files.
@@ -33,10 +34,10 @@ def main():
     ap.add_argument("pages", nargs="+")
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--write-out", metavar="DIR")
-    g.add_argument("--rounds", type=int)
+    g.add_argument("--time", type=float, metavar="S")
     a = ap.parse_args()
-    if a.rounds is not None and a.rounds < 1:
-        ap.error("--rounds must be at least 1")
+    if a.time is not None and not 0 <= a.time <= 3600:
+        ap.error("--time must be from 0 to 3600 seconds")
     try:
         rules = peers.read_rules(a.rules)
         data = []
@@ -57,7 +58,7 @@ def main():
                 f.write(rx.sub(rep, d))
         return 0
     secs = []
-    for _ in range(a.rounds):
+    while len(secs) < 2 or sum(secs) < a.time:
         t0 = time.perf_counter()
         for d in data:
             rx.sub(rep, d)

@@ -73,6 +73,8 @@ TARGET_SET = "lit:100"
 T_MBPS = 1000.0       # >= 1 GB/s per core with 100 literal rules
 T_VS_SUBS = 10.0      # >= 10x subs_filter on the same rules
 T_FLAT_KIB = 1024     # max RSS grows by at most 1 MiB from 1 KiB to 1 GiB
+PASS_SECONDS = 0.25   # in-process peers repeat passes this long per round
+ENGINE_ROUNDS = 7     # rw-bench --rounds per round: the median of 7 passes
 DEBIAN_CARGO, DEBIAN_RUSTC = "/usr/bin/cargo", "/usr/bin/rustc"
 CRATES = "/usr/share/cargo/registry"
 
@@ -426,9 +428,10 @@ class Conductor:
             c.pages = self.names[:k]
 
     def time_cell(self, c):
-        """One pass over the cell's pages: wall seconds (in-process peers
-        time their own second pass, after a warm-up pass; sed the whole
-        process, reading its files included)."""
+        """A pass over the cell's pages: wall seconds. In-process peers
+        repeat passes for PASS_SECONDS (at least two: the first is a
+        warm-up) and give the median of the others; sed is one process,
+        its start and its reading included."""
         pages = [os.path.join(self.pages_dir, n) for n in c.pages]
         tag = c.set.replace(":", "-")
         if c.peer == "sed":
@@ -440,11 +443,11 @@ class Conductor:
                 fail("sed failed: %s" % r.stderr.decode("utf-8", "replace"), 1)
             return secs
         if c.peer == "python":
-            cmd = [sys.executable, os.path.join(HERE, "peer_re.py"), self.tsv[c.set], "--rounds", "2"]
+            cmd = [sys.executable, os.path.join(HERE, "peer_re.py"), self.tsv[c.set]]
         else:
-            cmd = [self.rust_bin, c.peer.split("-")[1], self.p("plan-%s.rwplan" % tag), "--rounds", "2"]
-        j = json.loads(run(self.pin(cmd + pages)))
-        return j["secs"][-1]
+            cmd = [self.rust_bin, c.peer.split("-")[1], self.p("plan-%s.rwplan" % tag)]
+        j = json.loads(run(self.pin(cmd + ["--time", str(PASS_SECONDS)] + pages)))
+        return statistics.median(j["secs"][1:])
 
     def time_rounds(self):
         a = self.a
@@ -457,7 +460,7 @@ class Conductor:
             self.nginx.wrk(r, 1, self.mean_bytes)
         for rnd in range(a.rounds):
             jf = self.p("engine-%d.json" % rnd)
-            cmd = [self.tool["rw-bench"], "--pages", str(a.pages), "--rounds", "3", "--json", jf]
+            cmd = [self.tool["rw-bench"], "--pages", str(a.pages), "--rounds", str(ENGINE_ROUNDS), "--json", jf]
             for s in self.sets:
                 cmd += ["--set", s]
             run(self.pin(cmd))

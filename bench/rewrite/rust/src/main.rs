@@ -1,7 +1,7 @@
 //! rw-peer-rust: the rewrite benchmark's Rust peer (bench/rewrite/README.md).
 //!
 //!     rw-peer-rust regex|aho PLAN --write-out DIR PAGE...
-//!     rw-peer-rust regex|aho PLAN --rounds R PAGE...
+//!     rw-peer-rust regex|aho PLAN --time S PAGE...
 //!
 //! PLAN is written by bench/rewrite/peers.py (plan_text): a line
 //! `rwplan 1 N`, then per rule `lit|re<TAB>PATTERN-HEX<TAB>PARTS`, PARTS
@@ -18,9 +18,11 @@
 //! - `aho`: literal sets only: `aho-corasick` with MatchKind::LeftmostLongest
 //!   (the engine's selection), a DFA, `replace_all_with_bytes`.
 //!
-//! --write-out writes each page's output to DIR/BASENAME. --rounds reads
-//! the pages, builds the matcher, then rewrites all pages R times and
-//! prints {"bytes": N, "secs": [...]}: the wall time of each pass.
+//! --write-out writes each page's output to DIR/BASENAME. --time reads
+//! the pages, builds the matcher, then rewrites all pages again and again
+//! until S seconds have passed (at least twice: the first pass is a
+//! warm-up) and prints {"bytes": N, "secs": [...]}: the wall time of each
+//! pass.
 //! Exit status 1 with a message for a set the method cannot run, 2 for
 //! bad arguments or files.
 
@@ -219,7 +221,7 @@ fn build(method: &str, rules: Vec<Rule>) -> Box<dyn Rewriter> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: rw-peer-rust regex|aho PLAN (--write-out DIR | --rounds R) PAGE...";
+    let usage = "usage: rw-peer-rust regex|aho PLAN (--write-out DIR | --time S) PAGE...";
     if args.len() < 6 {
         fail(2, usage);
     }
@@ -238,14 +240,14 @@ fn main() {
                 fs::write(&out, rw.rewrite(d)).unwrap_or_else(|e| fail(2, &format!("{}: {}", out.display(), e)));
             }
         }
-        "--rounds" => {
-            let rounds: usize = val.parse().unwrap_or_else(|_| fail(2, "--rounds wants a number"));
-            if rounds == 0 {
-                fail(2, "--rounds wants a number above 0");
+        "--time" => {
+            let budget: f64 = val.parse().unwrap_or_else(|_| fail(2, "--time wants a number of seconds"));
+            if !(0.0..=3600.0).contains(&budget) {
+                fail(2, "--time wants 0 to 3600 seconds");
             }
-            let mut secs = Vec::new();
+            let mut secs: Vec<f64> = Vec::new();
             let mut sink = 0usize;
-            for _ in 0..rounds {
+            while secs.len() < 2 || secs.iter().sum::<f64>() < budget {
                 let t0 = Instant::now();
                 for d in &data {
                     sink += rw.rewrite(d).len();
@@ -254,7 +256,7 @@ fn main() {
             }
             let bytes: usize = data.iter().map(|d| d.len()).sum();
             let list: Vec<String> = secs.iter().map(|s| format!("{:.9}", s)).collect();
-            println!("{{\"bytes\": {}, \"out_bytes\": {}, \"secs\": [{}]}}", bytes, sink / rounds, list.join(", "));
+            println!("{{\"bytes\": {}, \"out_bytes\": {}, \"secs\": [{}]}}", bytes, sink / secs.len(), list.join(", "));
         }
         _ => fail(2, usage),
     }
