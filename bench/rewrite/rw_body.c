@@ -22,33 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "benchset.h"
 #include "pagegen.h"
+#include "peakrss.h"
 #include "rw_stream.h"
 #include "util.h"
-
-/* The peak resident set of this process image, KiB: VmHWM of
- * /proc/self/status. Not getrusage's ru_maxrss, which Linux carries over
- * exec from the process that forked us (a Python conductor's 30 MB);
- * getrusage only where /proc is missing. */
-static long max_rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (f) {
-        char line[256];
-        long kib = -1;
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
-        fclose(f);
-        if (kib >= 0) return kib;
-    }
-    struct rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return u.ru_maxrss;
-}
 
 static double cpu_secs(void)
 {
@@ -115,7 +95,7 @@ int main(int argc, char **argv)
     if (!plen) die("no page without a line break among the first 64 of seed %llu",
                    (unsigned long long)seed);
 
-    long rss_setup = max_rss_kib();
+    long rss_setup = peak_rss_kib();
     uint64_t fed = 0, off = 0;
     double c0 = cpu_secs();
     while (fed < total) {
@@ -141,7 +121,7 @@ int main(int argc, char **argv)
            (unsigned long long)out, (unsigned long long)s.replacements, secs,
            secs > 0 ? (double)fed / secs / 1e6 : 0.0, rw_stream_size(st), rw_scratch_size(sc),
            (unsigned long long)s.max_held, (unsigned long long)rw_set_holdback(set), rss_setup,
-           max_rss_kib());
+           peak_rss_kib());
     free(pages);
     rw_stream_free(st);
     rw_scratch_free(sc);

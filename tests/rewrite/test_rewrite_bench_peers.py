@@ -18,10 +18,15 @@ the engine's, byte for byte (bench/rewrite/run.py --verify-only).
    the translations of peers.py checked on small cases.
 3. The conductor's argument errors: a message, exit status 2, no
    traceback.
+4. The memory figures are the process's own: rw-body and test_rw_rss,
+   started by a parent that holds 256 MiB, report a peak resident set far
+   below it (getrusage's ru_maxrss carried the parent's over exec, which
+   hid up to the parent's size of growth from the 1 GiB test).
 """
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -131,12 +136,35 @@ def bad_args(t, build, root):
     shutil.rmtree(missing, ignore_errors=True)
 
 
+def own_rss(t, build):
+    """Each child's peak RSS figure, started with and without 256 MiB held
+    by this process: the two must agree (before the fix, test_rw_rss read
+    about 30 MB and 277 MB). Under a sanitizer a child's own shadow memory
+    is larger than both, so the figures agree there either way."""
+    def figures():
+        r = subprocess.run([os.path.join(build, "bench", "rewrite", "rw-body"), "--set", "lit:100",
+                            "--bytes", str(1 << 20), "--minified"], stdout=subprocess.PIPE, text=True)
+        body = json.loads(r.stdout)["max_rss_kib"] if r.returncode == 0 else None
+        r = subprocess.run([os.path.join(build, "tests", "rewrite", "test_rw_rss"), str(32 << 20)],
+                           stdout=subprocess.PIPE, text=True)
+        m = re.search(r"max RSS (\d+) KiB after 16 MiB, (\d+) KiB at the end", r.stdout)
+        return body, int(m.group(2)) if r.returncode == 0 and m else None
+    alone = figures()
+    ballast = b"\x01" * (256 << 20)  # touched: resident in this process
+    held = figures()
+    del ballast
+    for name, a, b in (("rw-body", alone[0], held[0]), ("test_rw_rss", alone[1], held[1])):
+        t.ok(a is not None and b is not None and abs(a - b) < 16 << 10,
+             "%s's peak RSS is its own: %s KiB, and %s KiB while its parent holds 256 MiB" % (name, a, b))
+
+
 def main():
     build, root, rwtool = sys.argv[1:4]
     t = Tap()
     verify(t, os.path.abspath(build), root)
     semantics(t, root, rwtool)
     bad_args(t, build, root)
+    own_rss(t, build)
     t.done()
     return 0
 
