@@ -609,8 +609,10 @@ int rw_compile_rf(rw_set *s, rw_dctx *c)
         }
     }
     free(b.data);
-    if (!s->rf_code || !s->rf_code_ac || !s->rf_pattern) {
-        if (ec == PCRE2_ERROR_NOMEMORY || ec == PCRE2_ERROR_HEAP_FAILED || ec == 0) return -1;
+    /* Both compiled and the copy failed: ec then says "no error" (100). */
+    if (s->rf_code && s->rf_code_ac && !s->rf_pattern) return -1;
+    if (!s->rf_code || !s->rf_code_ac) {
+        if (ec == PCRE2_ERROR_NOMEMORY || ec == PCRE2_ERROR_HEAP_FAILED) return -1;
         char m[120];
         rw_pcre2_message(ec, m, sizeof m);
         c->rule = -1;
