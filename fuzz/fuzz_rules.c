@@ -12,7 +12,11 @@
  *      protects with a CRC32C; a changed version or platform field makes
  *      the loader rebuild the database from the stored patterns).
  * A program that loads is disassembled and classifies the fixed requests
- * (fuzz_common.c); clf_eval must return CLF_OK or CLF_E_LIMIT.
+ * (fuzz_common.c); clf_eval must return CLF_OK or CLF_E_LIMIT. Its
+ * rewrite sets rewrite a fixed body in several chunkings; the outputs
+ * must agree only for a file loaded as given (classifyc's output: a
+ * mutated file may store databases that disagree with its patterns,
+ * docs/format.md, "Loading").
  *
  * A failed load must return a status listed for clf_program_load, set the
  * output to NULL and write a message. Inputs over 4 MiB are skipped.
@@ -43,7 +47,7 @@ static void put64(uint8_t *p, uint64_t v)
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static clf_status load_and_run(const uint8_t *b, size_t n)
+static clf_status load_and_run(const uint8_t *b, size_t n, int as_given)
 {
     clf_program *prog = (clf_program *)&prog; /* must be overwritten */
     char err[CLF_ERRMSG_SIZE];
@@ -55,7 +59,7 @@ static clf_status load_and_run(const uint8_t *b, size_t n)
     if (st == CLF_OK) {
         if (!prog) FUZZ_FAIL("clf_program_load returned CLF_OK and no program");
         fuzz_disassemble(prog);
-        fuzz_classify_fixed(prog);
+        fuzz_classify_fixed(prog, as_given);
         clf_program_free(prog);
         return st;
     }
@@ -75,7 +79,7 @@ static clf_status load_and_run(const uint8_t *b, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > FUZZ_MAX_INPUT) return 0;
-    clf_status st = load_and_run(data, size);
+    clf_status st = load_and_run(data, size, 1);
     if (st != CLF_E_FORMAT || size < MIN_FIXABLE) return 0;
 
     uint8_t *copy = malloc(size);
@@ -83,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(copy, data, size);
     put64(copy + SIZE_OFF, size);
     put64(copy + size - 8, XXH3_64bits(copy, size - 8));
-    if (memcmp(copy, data, size) != 0) load_and_run(copy, size);
+    if (memcmp(copy, data, size) != 0) load_and_run(copy, size, 0);
     free(copy);
     return 0;
 }

@@ -150,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_FAIL("the compiled program does not load: %d (%s): %s", st,
                       clf_strerror(st), err);
         fuzz_disassemble(prog);
-        fuzz_classify_fixed(prog);
+        fuzz_classify_fixed(prog, 1);
         clf_program_free(prog);
     }
 done:
