@@ -56,6 +56,8 @@ static const char usage_text[] =
     "  --trust-proxy LIST trust these proxies (addresses or CIDR prefixes,\n"
     "                     comma-separated; repeatable) to report the client in\n"
     "                     X-Forwarded-For / X-Real-IP (docs/language.md, Client IP)\n"
+    "  --ipdb FILE        a MaxMind database (ASN, country) for ip.asn(),\n"
+    "                     ip.asn_org() and ip.country(); repeatable, up to 4\n"
     "  --rdns NAME        the forward-confirmed reverse-DNS name of every\n"
     "                     request's client address, as a host would resolve it\n"
     "                     (req.rdns; '' means resolved, no confirmed name);\n"
@@ -127,6 +129,9 @@ typedef struct options {
     int explain;
     const char *remote_addr;  /* --remote-addr, or NULL */
     const char *rdns;         /* --rdns, or NULL */
+    const char *ipdb[4];      /* --ipdb FILE... */
+    size_t nipdb;
+    clf_ipdb *ipdbs[4];       /* opened by load_rules, closed by main */
     char *trusted;            /* --trust-proxy values joined with ',' (malloc'd) */
     size_t trusted_len;
     rewrite_opts rewrite;     /* --rewrite and its options (rewrite.set NULL: none) */
@@ -151,7 +156,7 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
     /* Options of classifying, which --rewrite does not take. */
     static const char *const classify_only[] = {"--request", "--ua-file", "--filter", "--json",
                                                 "--explain", "--remote-addr", "--trust-proxy",
-                                                "--rdns"};
+                                                "--rdns", "--ipdb"};
     for (size_t k = 0; k < sizeof classify_only / sizeof *classify_only; k++)
         if (strcmp(a, classify_only[k]) == 0 && !o->first_other) o->first_other = a;
 
@@ -221,6 +226,17 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
             *slot[w] = v;
         }
         if (w != 0 && !o->first_rw) o->first_rw = a;
+        *in_request = 0;
+    } else if (strcmp(a, "--ipdb") == 0) {
+        if (*i + 1 >= argc) {
+            cli_usage_error(PROG, "option '%s' needs a file", a);
+            return ARGS_BAD;
+        }
+        if (o->nipdb == sizeof o->ipdb / sizeof o->ipdb[0]) {
+            cli_usage_error(PROG, "option '%s' given more than 4 times", a);
+            return ARGS_BAD;
+        }
+        o->ipdb[o->nipdb++] = argv[++*i];
         *in_request = 0;
     } else if (strcmp(a, "--ua-file") == 0 || strcmp(a, "--filter") == 0 ||
                strcmp(a, "--rdns") == 0) {
@@ -638,7 +654,7 @@ static int run_ua_file(const runner *r, const char *path)
 
 /* Loads the rules file and makes the context. Prints the error (prefixed
  * with the file name) and returns -1 on failure. */
-static int load_rules(const char *path, const options *o, clf_program **prog, clf_ctx **ctx)
+static int load_rules(const char *path, options *o, clf_program **prog, clf_ctx **ctx)
 {
     char *data = NULL;
     size_t len = 0;
@@ -653,6 +669,14 @@ static int load_rules(const char *path, const options *o, clf_program **prog, cl
         fprintf(stderr, PROG ": --trust-proxy: error: %s\n", err);
         clf_options_free(lo);
         return -1;
+    }
+    for (size_t k = 0; rc == CLF_OK && k < o->nipdb; k++) {
+        if (clf_ipdb_open(o->ipdb[k], &o->ipdbs[k], err, sizeof err) != CLF_OK) {
+            fprintf(stderr, PROG ": --ipdb: error: %s\n", err);
+            clf_options_free(lo);
+            return -1;
+        }
+        clf_options_add_ipdb(lo, o->ipdbs[k]);
     }
     if (rc != CLF_OK || read_file(path, MAX_RULES_BYTES, &data, &len) != 0) {
         if (rc != CLF_OK) fprintf(stderr, PROG ": error: %s\n", clf_strerror(rc));
@@ -770,6 +794,7 @@ int main(int argc, char **argv)
     }
     free(o.requests);
     free(o.trusted);
+    for (size_t k = 0; k < o.nipdb; k++) clf_ipdb_close(o.ipdbs[k]);
 
     errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {

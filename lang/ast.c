@@ -26,6 +26,7 @@
  *   SET     a = element list (STR)
  *   IP      str = 32 bytes: range low, range high (one address: equal)
  *   IPSET   a = element list (IP)
+ *   INTSET  a = element list (INT)
  */
 #include <string.h>
 
@@ -181,6 +182,7 @@ static void dump_node(const ast *n, FILE *out)
         break;
     }
     case AST_IPSET: dump_list(n->a, out); break;
+    case AST_INTSET: dump_list(n->a, out); break;
     case AST_REWRITE:
         fprintf(out, " %s", n->str);
         dump_list(n->a, out);

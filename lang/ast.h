@@ -19,7 +19,7 @@
     X(OR) X(AND) X(NOT) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(IN)          \
     X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(NEG)                              \
     X(MEMBER) X(CALL) X(NAME) X(INT) X(STR) X(BOOL) X(REGEX) X(SET)        \
-    X(IP) X(IPSET) X(REWRITE) X(RWOPT) X(RWRULE)
+    X(IP) X(IPSET) X(INTSET) X(REWRITE) X(RWOPT) X(RWRULE)
 
 typedef enum ast_kind {
 #define X(k) AST_##k,
@@ -32,7 +32,7 @@ typedef enum ast_kind {
  * so that one mistake gives one message. */
 typedef enum ty {
     T_NONE = 0, T_ERROR, T_BOOL, T_INT, T_STR, T_SET, T_REGEX, T_REQUEST,
-    T_MODULE, T_IP, T_IPSET
+    T_MODULE, T_IP, T_IPSET, T_INTSET
 } ty;
 
 typedef struct ast ast;

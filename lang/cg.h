@@ -66,6 +66,12 @@ typedef struct cg_prog {
     uint32_t nipsets, capipsets;
     const ast **ipset_node;
     uint32_t capipnode;
+    int64_t *ints;
+    uint32_t nints, capints;
+    vm_intset *intsets;
+    uint32_t nintsets, capintsets;
+    const ast **intset_node;
+    uint32_t capintnode;
     vm_capt *capts;
     uint32_t ncapts, capcapts;
     vm_rewrite *rewrites;
@@ -166,6 +172,8 @@ uint32_t cg_hs_flags(const ast *re);
 uint32_t cg_test_for(cg *g, uint32_t subject, int method, const ast *lit);
 /* The IP set of an IPSET literal: its ranges sorted and merged. */
 uint32_t cg_ipset(cg *g, const ast *lit);
+/* The int set of an INTSET literal: its values sorted, duplicates dropped. */
+uint32_t cg_intset(cg *g, const ast *lit);
 /* When `e` is a scan of a request field by a literal (what a string test
  * compiles to OP_SCANF), returns its receiver and sets *method and *lit;
  * otherwise NULL. */

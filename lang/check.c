@@ -26,7 +26,7 @@
 
 const char *const chk_type_names[] = {
     "?", "<error>", "bool", "int", "str", "set", "regex", "Request", "module",
-    "ip", "ip set"};
+    "ip", "ip set", "int set"};
 
 
 sym *chk_lookup_global(const module *m, const char *name)
@@ -220,6 +220,9 @@ static const method_desc methods[] = {
     {"substr", M_SUBSTR, T_STR, 2, {A_INT, A_INT}, T_STR},
     {"to_ip", M_TO_IP, T_STR, 0, {A_NONE, A_NONE}, T_IP},
     {"valid", M_VALID, T_IP, 0, {A_NONE, A_NONE}, T_BOOL},
+    {"asn", M_ASN, T_IP, 0, {A_NONE, A_NONE}, T_INT},
+    {"asn_org", M_ASN_ORG, T_IP, 0, {A_NONE, A_NONE}, T_STR},
+    {"country", M_COUNTRY, T_IP, 0, {A_NONE, A_NONE}, T_STR},
     {"header", M_HEADER, T_REQUEST, 1, {A_HDRNAME, A_NONE}, T_STR},
     {"has_header", M_HAS_HEADER, T_REQUEST, 1, {A_HDRNAME, A_NONE}, T_BOOL},
     {"cookie", M_COOKIE, T_REQUEST, 1, {A_STR, A_NONE}, T_STR},
@@ -512,8 +515,12 @@ static ty check_binary(checker *ck, ast *e)
             if (b != T_IPSET)
                 ERR(ck, e->b, "'ip in' needs a set of addresses and prefixes on its right, "
                               "such as [10.0.0.0/8, ::1], not %s", chk_type_names[b]);
+        } else if (a == T_INT) {
+            if (b != T_INTSET)
+                ERR(ck, e->b, "'int in' needs a set of integers on its right, such as "
+                              "[16509, 14618], not %s", chk_type_names[b]);
         } else if (a != T_STR) {
-            ERR(ck, e->a, "'in' tests a str or an ip, not %s", chk_type_names[a]);
+            ERR(ck, e->a, "'in' tests a str, an int or an ip, not %s", chk_type_names[a]);
         } else if (b != T_SET) {
             ERR(ck, e->b, "'in' needs a set on its right, not %s", chk_type_names[b]);
         }
@@ -579,6 +586,7 @@ static ty check_expr_inner(checker *ck, ast *e)
         }
         break;
     case AST_IPSET: t = T_IPSET; break;
+    case AST_INTSET: t = T_INTSET; break;
     case AST_NEG: {
         ty a = check_expr(ck, e->a);
         if (a != T_INT && a != T_ERROR) ERR(ck, e, "'-' needs an int, not %s", chk_type_names[a]);
@@ -669,9 +677,9 @@ static int check_stmt(checker *ck, ast *s)
     switch (s->kind) {
     case AST_LET: {
         ty t = check_expr(ck, s->a);
-        if (t == T_SET || t == T_REGEX || t == T_IPSET) {
-            ERR(ck, s->a, "a%s %s can only be bound with `const`", t == T_IPSET ? "n" : "",
-                chk_type_names[t]);
+        if (t == T_SET || t == T_REGEX || t == T_IPSET || t == T_INTSET) {
+            ERR(ck, s->a, "a%s %s can only be bound with `const`",
+                t == T_IPSET || t == T_INTSET ? "n" : "", chk_type_names[t]);
             t = T_ERROR;
         } else if (t == T_REQUEST) {
             ERR(ck, s->a, "a Request cannot be bound with `let`: use the parameter itself");
@@ -918,7 +926,7 @@ static void check_consts(checker *ck, module *m)
         ast *v = it->a;
         if (v->kind != AST_STR && v->kind != AST_INT && v->kind != AST_BOOL &&
             v->kind != AST_SET && v->kind != AST_REGEX && v->kind != AST_IP &&
-            v->kind != AST_IPSET) {
+            v->kind != AST_IPSET && v->kind != AST_INTSET) {
             ERR(ck, v, "a constant's value must be a literal");
             if (it->sym) ((sym *)it->sym)->type = T_ERROR; /* no knock-on errors */
             continue;

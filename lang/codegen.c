@@ -147,6 +147,10 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
     p.nranges = g.P.nranges;
     p.ipsets = g.P.ipsets;
     p.nipsets = g.P.nipsets;
+    p.ints = g.P.ints;
+    p.nints = g.P.nints;
+    p.intsets = g.P.intsets;
+    p.nintsets = g.P.nintsets;
     p.capts = g.P.capts;
     p.ncapts = g.P.ncapts;
     p.rewrites = g.P.rewrites;
@@ -185,6 +189,9 @@ done:
     free(g.P.ranges);
     free(g.P.ipsets);
     free(g.P.ipset_node);
+    free(g.P.ints);
+    free(g.P.intsets);
+    free(g.P.intset_node);
     free(g.P.capts);
     free(g.P.rewrites);
     free(g.P.queue);

@@ -97,7 +97,7 @@ typedef enum method_id {
     M_CONTAINS_WORD, M_MATCHES, M_INDEX_OF, M_CAPTURE, M_TO_INT, M_TRIM,
     M_SUBSTR, M_TO_IP,
     /* ip */
-    M_VALID,
+    M_VALID, M_ASN, M_ASN_ORG, M_COUNTRY,
     /* Request */
     M_HEADER, M_HAS_HEADER, M_COOKIE, M_QUERY_PARAM,
     /* a call of a fn or filter (CALL with sym set) */

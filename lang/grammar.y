@@ -216,6 +216,12 @@ primary(N) ::= LBRACKET(T) elems(E) optcomma RBRACKET_I.
 primary(N) ::= LBRACKET(T) ipelems(E) optcomma RBRACKET.
     { N = ps_node(ps, AST_IPSET, T); if (N) N->a = E; }
 
+primary(N) ::= LBRACKET(T) intelems(E) optcomma RBRACKET.
+    { N = ps_node(ps, AST_INTSET, T); if (N) N->a = E; }
+
+intelems(L) ::= INT(I).                  { L = ps_int(ps, I); }
+intelems(L) ::= intelems(L0) COMMA INT(I). { L = ast_append(L0, ps_int(ps, I)); }
+
 ipelems(L) ::= IP(I).                 { L = ps_ip(ps, I); }
 ipelems(L) ::= ipelems(L0) COMMA IP(I). { L = ast_append(L0, ps_ip(ps, I)); }
 

@@ -150,6 +150,35 @@ uint32_t cg_ipset(cg *g, const ast *lit)
     return g->P.nipsets++;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint32_t cg_intset(cg *g, const ast *lit)
+{
+    for (uint32_t i = 0; i < g->P.nintsets; i++)
+        if (g->P.intset_node[i] == lit) return i;
+    uint32_t first = g->P.nints, n = 0;
+    for (const ast *el = lit->a; el; el = el->next) {
+        if (GROW(g, g->P.ints, g->P.capints, g->P.nints + 1)) return 0;
+        g->P.ints[g->P.nints++] = el->ival;
+        n++;
+    }
+    qsort(g->P.ints + first, n, sizeof *g->P.ints, cmp_i64);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (k == 0 || g->P.ints[first + i] != g->P.ints[first + k - 1])
+            g->P.ints[first + k++] = g->P.ints[first + i];
+    g->P.nints = first + k;
+    if (GROW(g, g->P.intsets, g->P.capintsets, g->P.nintsets + 1)) return 0;
+    if (GROW(g, g->P.intset_node, g->P.capintnode, g->P.nintsets + 1)) return 0;
+    g->P.intsets[g->P.nintsets] = (vm_intset){first, k};
+    g->P.intset_node[g->P.nintsets] = lit;
+    return g->P.nintsets++;
+}
+
 /* When `e` is a scan of a request field by a literal (what
  * gen_string_test compiles to OP_SCANF), returns its receiver and sets
  * *method and *lit; otherwise NULL. */

@@ -257,6 +257,9 @@ static int gen_call(cg *g, ast *e)
     case M_TO_INT: return gen_unop(g, e, OP_TOINT, VM_T_INT, e->a);
     case M_TO_IP: return gen_unop(g, e, OP_TOIP, VM_T_IP, e->a);
     case M_VALID: return gen_unop(g, e, OP_IPVALID, VM_T_BOOL, e->a);
+    case M_ASN: return gen_unop(g, e, OP_IPASN, VM_T_INT, e->a);
+    case M_ASN_ORG: return gen_unop(g, e, OP_IPORG, VM_T_STR, e->a);
+    case M_COUNTRY: return gen_unop(g, e, OP_IPCC, VM_T_STR, e->a);
     case M_INDEX_OF: return gen_binop(g, e, OP_SINDEX, VM_T_INT, e->a, e->b);
     case M_SUBSTR: {
         int dropped = gen_binop(g, e, OP_SDROP, VM_T_STR, e->a, e->b);
@@ -279,6 +282,13 @@ static int gen_compare(cg *g, ast *e)
         int r = cg_new_reg(g, VM_T_BOOL);
         g->at = e;
         cg_emit(g, OP_IPIN, (uint32_t)r, (uint32_t)a, cg_ipset(g, chk_literal(e->b)));
+        return r;
+    }
+    if (e->kind == AST_IN && e->a->type == T_INT) {
+        int a = gen_expr(g, e->a);
+        int r = cg_new_reg(g, VM_T_BOOL);
+        g->at = e;
+        cg_emit(g, OP_INTIN, (uint32_t)r, (uint32_t)a, cg_intset(g, chk_literal(e->b)));
         return r;
     }
     if (e->kind == AST_IN) return gen_string_test(g, e, e->a, M_EQUALS, e->b);

@@ -128,6 +128,15 @@ clf_status cc_write(const clf_program *p, uint8_t **out, size_t *outlen,
         vm_buf_put(ips, p->ranges[i].hi, 16);
     }
 
+    vm_buf *is = &sec[VM_SEC_INTSET];
+    vm_buf_u32(is, p->nintsets);
+    vm_buf_u32(is, p->nints);
+    for (uint32_t i = 0; i < p->nintsets; i++) {
+        vm_buf_u32(is, p->intsets[i].first);
+        vm_buf_u32(is, p->intsets[i].count);
+    }
+    for (uint32_t i = 0; i < p->nints; i++) vm_buf_u64(is, (uint64_t)p->ints[i]);
+
     vm_buf *cap = &sec[VM_SEC_CAPT];
     vm_buf_u32(cap, p->ncapts);
     vm_buf_u32(cap, 0);

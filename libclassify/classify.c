@@ -24,6 +24,7 @@ CLF_API const char *clf_strerror(int status)
     case CLF_E_BACKEND: return "Hyperscan error";
     case CLF_E_LIMIT: return "limit exceeded";
     case CLF_E_STATE: return "invalid state";
+    case CLF_E_IO: return "cannot open or read a file";
     case CLF_E_SINK: return "the output sink asked to stop";
     default: return "unknown status";
     }
@@ -58,6 +59,14 @@ CLF_API clf_status clf_options_set_trusted_proxies(clf_options *opts, const char
         return CLF_E_INVALID;
     }
     return vm_options_set_trusted(opts, list ? list : "", len, err, errlen);
+}
+
+CLF_API clf_status clf_options_add_ipdb(clf_options *opts, const clf_ipdb *db)
+{
+    if (!opts || !db) return CLF_E_INVALID;
+    if (opts->nipdbs == VM_MAX_IPDBS) return CLF_E_LIMIT;
+    opts->ipdbs[opts->nipdbs++] = db;
+    return CLF_OK;
 }
 
 CLF_API clf_status clf_options_set_limit(clf_options *opts, clf_limit which,

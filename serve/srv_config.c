@@ -38,6 +38,9 @@ const char srv_usage_text[] =
     "Classification:\n"
     "  --trust-proxy CIDR       a proxy trusted to report the client address\n"
     "                           (X-Forwarded-For, X-Real-IP); repeatable\n"
+    "  --ipdb FILE              a MaxMind database (ASN, country) for ip.asn(),\n"
+    "                           ip.asn_org(), ip.country(); repeatable, up to 4;\n"
+    "                           opened again at each reload\n"
     "  --threads N              worker threads, each with its own context\n"
     "                           (default: one per CPU)\n"
     "  --on-error accept|reject verdict when classification fails (default\n"
@@ -109,6 +112,7 @@ typedef enum opt_kind {
     K_SECONDS, /* uint64_t milliseconds; the value is seconds, may be fractional */
     K_LISTEN,  /* appended to listens, with proto */
     K_TRUST,   /* appended to trusted_proxies */
+    K_IPDB,    /* appended to ipdb_paths (at most 4) */
     K_STATUS,  /* unsigned HTTP status 200..599 */
     K_ON_ERROR,
     K_CONFIG,
@@ -131,6 +135,7 @@ static const opt_def opts[] = {
     {"listen-admin", K_LISTEN, 0, 0, 0, SRV_ADMIN},
     {"rules", K_STRING, F(rules_path), 0, 0, 0},
     {"trust-proxy", K_TRUST, 0, 0, 0, 0},
+    {"ipdb", K_IPDB, 0, 0, 0, 0},
     {"threads", K_UINT, F(threads), 1, 256, 0},
     {"on-error", K_ON_ERROR, F(on_error), 0, 0, 0},
     {"reject-status", K_STATUS, F(reject_status), 0, 0, 0},
@@ -316,6 +321,19 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
     }
     case K_TRUST:
         return append_str(&cfg->trusted_proxies, ",", val);
+    case K_IPDB: {
+        size_t n = 1;
+        for (const char *c = cfg->ipdb_paths; c && *c; c++) n += *c == '\n';
+        if (cfg->ipdb_paths && n > 4) {
+            cli_usage_error(PROG, "%s: at most 4 IP databases", where);
+            return -1;
+        }
+        if (val[0] == '\0' || strchr(val, '\n')) {
+            cli_usage_error(PROG, "%s: not a file name", where);
+            return -1;
+        }
+        return append_str(&cfg->ipdb_paths, "\n", val);
+    }
     case K_CONFIG:
         return read_config_file(cfg, val, depth + 1);
     case K_FLAG:
@@ -476,6 +494,7 @@ void srv_config_free(srv_config *cfg)
     free(cfg->listens);
     free(cfg->rules_path);
     free(cfg->trusted_proxies);
+    free(cfg->ipdb_paths);
     free(cfg->reject_body);
     free(cfg->reject_file);
     free(cfg->reject_content_type);

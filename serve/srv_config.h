@@ -47,6 +47,7 @@ typedef struct srv_config {
     srv_listen_cfg *listens;
     size_t listen_count;
     char *trusted_proxies; /* the --trust-proxy values joined with ',' */
+    char *ipdb_paths;      /* the --ipdb files joined with '\n' (paths may hold commas) */
     unsigned threads;      /* 0: one per online CPU */
 
     unsigned reject_status;    /* pass-through reject (default 403) */

@@ -44,7 +44,33 @@ static void bundle_free(srv_rules *r)
         clf_ctx_free(r->ctx[i]);
     free(r->ctx);
     clf_program_free(r->prog);
+    for (unsigned i = 0; i < r->nipdbs; i++)
+        clf_ipdb_close(r->ipdbs[i]);
     free(r);
+}
+
+/* Opens the newline-separated IP databases of `list` into r. */
+static int open_ipdbs(srv_rules *r, clf_options *opts, const char *list, char *err, size_t errlen)
+{
+    for (const char *p = list; p && *p && r->nipdbs < 4;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char path[4096];
+        if (n >= sizeof path) {
+            snprintf(err, errlen, "--ipdb: a file name longer than %zu bytes", sizeof path - 1);
+            return -1;
+        }
+        memcpy(path, p, n);
+        path[n] = 0;
+        char msg[CLF_ERRMSG_SIZE];
+        if (clf_ipdb_open(path, &r->ipdbs[r->nipdbs], msg, sizeof msg) != CLF_OK) {
+            snprintf(err, errlen, "--ipdb: %s", msg);
+            return -1;
+        }
+        clf_options_add_ipdb(opts, r->ipdbs[r->nipdbs++]);
+        p = nl ? nl + 1 : p + n;
+    }
+    return 0;
 }
 
 /* One request through each context: a program that loads but fails to
@@ -76,8 +102,8 @@ int srv_rules_same_file(const struct stat *a, const struct stat *b)
            a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-srv_rules *srv_rules_load(const char *path, const char *trusted, unsigned nctx,
-                          struct stat *seen, char *err, size_t errlen)
+srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipdbs,
+                          unsigned nctx, struct stat *seen, char *err, size_t errlen)
 {
     size_t len = 0;
     char *bytes = read_whole(path, &len, seen, err, errlen);
@@ -95,6 +121,8 @@ srv_rules *srv_rules_load(const char *path, const char *trusted, unsigned nctx,
     r->refs = 1;
     r->file_bytes = len;
     if (trusted != NULL && srv_trust_set_list(opts, trusted, err, errlen) != 0)
+        goto fail;
+    if (open_ipdbs(r, opts, ipdbs, err, errlen) != 0)
         goto fail;
     if (clf_program_load(bytes, len, opts, &r->prog, err, errlen) != CLF_OK)
         goto fail;

@@ -22,6 +22,8 @@
 
 typedef struct srv_rules {
     clf_program *prog;
+    clf_ipdb *ipdbs[4]; /* the program's IP databases, closed with it */
+    unsigned nipdbs;
     clf_ctx **ctx; /* [nctx], ctx[i] for worker i */
     unsigned nctx;
     unsigned refs; /* under srv_rules_holder.lock */
@@ -43,12 +45,14 @@ typedef struct srv_rules_holder {
 } srv_rules_holder;
 
 /* Reads and loads `path` with `trusted` proxies (NULL or a list for
- * clf_options_set_trusted_proxies), makes `nctx` contexts and classifies
+ * clf_options_set_trusted_proxies) and the IP databases of `ipdbs` (NULL
+ * or file names separated by newlines: opened for this bundle, so that a
+ * reload picks up a replaced file), makes `nctx` contexts and classifies
  * one test request with each. Returns a bundle with refs = 1, or NULL
  * with a message in err. When the file could be opened, *seen gets its
  * fstat (so a watcher knows which version it tried, good or bad). */
-srv_rules *srv_rules_load(const char *path, const char *trusted, unsigned nctx,
-                          struct stat *seen, char *err, size_t errlen);
+srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipdbs,
+                          unsigned nctx, struct stat *seen, char *err, size_t errlen);
 
 /* The same file version: device, inode, size, change and modify times. */
 int srv_rules_same_file(const struct stat *a, const struct stat *b);

@@ -66,6 +66,9 @@ struct clf_ctx {
     uint8_t client[16];    /* req.client_ip, derived on first use */
     int client_state;      /* 0 not derived yet, 1 valid, 2 invalid */
     int rdns_checked;      /* clf_ctx_set_rdns was called: req.rdns_checked */
+    int ipinfo_valid;      /* ipinfo holds the databases' answer for ipinfo_addr */
+    uint8_t ipinfo_addr[16];
+    vm_ipinfo ipinfo;
     char rdns[256];        /* req.rdns (field VM_FIELD_RDNS points here) */
     char errmsg[160];      /* clf_ctx_errmsg() */
     /* Per scan bit: 1 + the Hyperscan id of the test's first match, or 0;
@@ -108,6 +111,7 @@ static inline void vm_ctx_reset(clf_ctx *ctx)
     ctx->peer_valid = 0;
     ctx->client_state = 0;
     ctx->rdns_checked = 0;
+    ctx->ipinfo_valid = 0;
     ctx->errmsg[0] = 0;
 }
 

@@ -152,7 +152,13 @@ static void insn_text(const clf_program *p, const vm_func *f, uint32_t pc, char 
             break;
         case VM_OPND_IPSET:
             o += (size_t)snprintf(d + o, cap - o, " P%u", v);
-            no += (size_t)snprintf(note + no, sizeof note - no, "%u ranges", p->ipsets[v].count);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%u range%s", p->ipsets[v].count,
+                                   p->ipsets[v].count == 1 ? "" : "s");
+            break;
+        case VM_OPND_INTSET:
+            o += (size_t)snprintf(d + o, cap - o, " N%u", v);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%u integer%s", p->intsets[v].count,
+                                   p->intsets[v].count == 1 ? "" : "s");
             break;
         case VM_OPND_CAPT: {
             const vm_capt *c = &p->capts[v];

@@ -219,7 +219,7 @@ static int directive(explainer *x, const site *at, const char **tp)
         const char *name;
         int id;
     } names[] = {{"field", 1}, {"header", 2}, {"absent", 3}, {"ipset", 4}, {"capture", 5},
-                 {"test", 6},  {"call", 7},   {"branch", 8}, {"reason", 9}};
+                 {"test", 6},  {"call", 7},   {"branch", 8}, {"reason", 9}, {"intset", 10}};
     const clf_program *p = x->prog;
     vm_text *t = &x->t;
     const vm_insn *in = at->in;
@@ -247,6 +247,11 @@ static int directive(explainer *x, const site *at, const char **tp)
         vm_text_put(t, "[", 1);
         vm_text_i64(t, p->ipsets[in->c].count);
         vm_text_str(t, p->ipsets[in->c].count == 1 ? " range]" : " ranges]");
+        return 1;
+    case 10:
+        vm_text_put(t, "[", 1);
+        vm_text_i64(t, p->intsets[in->c].count);
+        vm_text_str(t, p->intsets[in->c].count == 1 ? " integer]" : " integers]");
         return 1;
     case 5: {
         const vm_capt *cp = &p->capts[in->b];

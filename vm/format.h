@@ -23,10 +23,12 @@
 
 #define VM_MAGIC "\x89" "CLF\r\n\x1a\n"
 #define VM_MAGIC_LEN 8
-#define VM_FORMAT_VERSION 4u /* 2: Hyperscan ids are pattern indices;
+#define VM_FORMAT_VERSION 5u /* 2: Hyperscan ids are pattern indices;
                                 3: calls, ip sets, captures;
                                 4: patterns record their method; function
-                                   flags (entry filters) */
+                                   flags (entry filters);
+                                5: rewrite sets (section 12), int sets
+                                   (13); main optional */
 #define VM_HEADER_LEN 24
 #define VM_SECENTRY_LEN 24
 #define VM_TRAILER_LEN 8
@@ -57,7 +59,9 @@ enum vm_section {
     VM_SEC_REWRITE = 12, /* u32 n, u32 0; n x {u32 name, u32 0, u64 offset, u64 size}
                           from the section start; then each rewrite set's stored
                           form (rewrite/rw_store.c), 8-aligned */
-    VM_SEC_COUNT = 12
+    VM_SEC_INTSET = 13, /* u32 nsets, u32 nvalues; nsets x {u32 first, u32 count};
+                          nvalues x i64, each set's strictly increasing */
+    VM_SEC_COUNT = 13
 };
 
 /* The most rewrite sets one file may hold (the compiler refuses more). */

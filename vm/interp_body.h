@@ -200,10 +200,35 @@ clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out, vm_outcome *out
     }
 
     CASE(IPVALID) R[A].i = R[B].s.n == 16; NEXT();
+    CASE(IPASN) R[A].i = ipinfo(ctx, &R[B])->asn; NEXT();
+    CASE(IPORG) {
+        const vm_ipinfo *in = ipinfo(ctx, &R[B]);
+        R[A].s.p = in->org;
+        R[A].s.n = in->org_len;
+        NEXT();
+    }
+    CASE(IPCC) {
+        const vm_ipinfo *in = ipinfo(ctx, &R[B]);
+        R[A].s.p = in->country;
+        R[A].s.n = in->country_len;
+        NEXT();
+    }
     CASE(IPIN) {
         const vm_ipset *S = &prog->ipsets[C];
         R[A].i = R[B].s.n == 16 &&
                  vm_iprange_contains(prog->ranges + S->first, S->count, (const uint8_t *)R[B].s.p);
+        NEXT();
+    }
+    CASE(INTIN) {
+        const vm_intset *S = &prog->intsets[C];
+        const int64_t *v = prog->ints + S->first;
+        uint32_t lo = 0, hi = S->count; /* binary search: the set is strictly increasing */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (v[mid] < R[B].i) lo = mid + 1;
+            else hi = mid;
+        }
+        R[A].i = lo < S->count && v[lo] == R[B].i;
         NEXT();
     }
     CASE(CLIENTIP)

@@ -173,6 +173,21 @@ static clf_status header_or_null(clf_ctx *ctx, uint32_t h, const char **p, size_
     return CLF_OK;
 }
 
+/* What the IP databases say about an address: looked up once per address
+ * and request (rules usually ask about req.client_ip, often twice). */
+static const vm_ipinfo *ipinfo(clf_ctx *ctx, const vm_value *ip)
+{
+    static const vm_ipinfo unknown = {0, "", 0, "", 0};
+    if (ip->s.n != 16) return &unknown;
+    if (!ctx->ipinfo_valid || memcmp(ctx->ipinfo_addr, ip->s.p, 16) != 0) {
+        const clf_program *p = ctx->prog;
+        vm_ipdb_lookup(p->opts.ipdbs, p->opts.nipdbs, (const uint8_t *)ip->s.p, &ctx->ipinfo);
+        memcpy(ctx->ipinfo_addr, ip->s.p, 16);
+        ctx->ipinfo_valid = 1;
+    }
+    return &ctx->ipinfo;
+}
+
 /* req.client_ip: derived once per request (vm_client_ip states the rule). */
 static clf_status client_ip(clf_ctx *ctx, uint32_t xff, uint32_t xrip, vm_value *out)
 {

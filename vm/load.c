@@ -43,7 +43,7 @@ typedef struct loader {
 static const char *const section_names[VM_SEC_COUNT + 1] = {
     "", "constants", "functions", "code", "register types",
     "source positions", "headers", "subjects", "patterns", "databases",
-    "IP sets", "captures", "rewrite sets"};
+    "IP sets", "captures", "rewrite sets", "int sets"};
 
 #define FAIL(ld, st, ...)                                                   \
     do {                                                                   \
@@ -372,6 +372,36 @@ static clf_status read_ipsets(loader *ld)
     return CLF_OK;
 }
 
+/* Int sets: each strictly increasing, for the binary search of OP_INTIN. */
+static clf_status read_intsets(loader *ld)
+{
+    clf_program *p = ld->prog;
+    section s = ld->sec[VM_SEC_INTSET];
+    clf_status st = need(ld, VM_SEC_INTSET, 8, 0, 0);
+    if (st) return st;
+    uint32_t nsets = vm_rd32(s.p), nints = vm_rd32(s.p + 4);
+    if ((st = need(ld, VM_SEC_INTSET, 8, nsets, 8))) return st;
+    if ((st = need(ld, VM_SEC_INTSET, 8 + (uint64_t)nsets * 8, nints, 8))) return st;
+    p->intsets = vm_calloc(&p->opts.alloc, nsets ? nsets : 1, sizeof *p->intsets);
+    p->ints = vm_calloc(&p->opts.alloc, nints ? nints : 1, sizeof *p->ints);
+    if (!p->intsets || !p->ints) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    p->nintsets = nsets;
+    p->nints = nints;
+    const uint8_t *v = s.p + 8 + (size_t)nsets * 8;
+    for (uint32_t i = 0; i < nints; i++) p->ints[i] = (int64_t)vm_rd64(v + (size_t)i * 8);
+    for (uint32_t i = 0; i < nsets; i++) {
+        vm_intset *S = &p->intsets[i];
+        S->first = vm_rd32(s.p + 8 + (size_t)i * 8);
+        S->count = vm_rd32(s.p + 12 + (size_t)i * 8);
+        if (S->first > nints || S->count > nints - S->first)
+            FAIL(ld, CLF_E_FORMAT, "int set %u lies outside its section", i);
+        for (uint32_t k = 1; k < S->count; k++)
+            if (p->ints[S->first + k - 1] >= p->ints[S->first + k])
+                FAIL(ld, CLF_E_FORMAT, "int set %u is not strictly increasing", i);
+    }
+    return CLF_OK;
+}
+
 /* Captures: each regex is compiled with PCRE2 here, once. */
 static clf_status read_captures(loader *ld)
 {
@@ -529,7 +559,7 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
     }
     ld.prog->opts = *o;
     if (!(st = copy_trusted(&ld, o)) && !(st = read_consts(&ld)) &&
-        !(st = read_funcs(&ld)) && !(st = read_tables(&ld)) && !(st = read_ipsets(&ld)) &&
+        !(st = read_funcs(&ld)) && !(st = read_tables(&ld)) && !(st = read_ipsets(&ld)) && !(st = read_intsets(&ld)) &&
         !(st = read_captures(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
         !(st = read_databases(&ld)) && !(st = read_rewrites(&ld))) {
         *out = ld.prog;
@@ -558,6 +588,8 @@ void vm_program_free(clf_program *p)
     vm_free(&a, p->rewrites);
     vm_free(&a, p->capts);
     vm_free(&a, p->ipsets);
+    vm_free(&a, p->intsets);
+    vm_free(&a, p->ints);
     vm_free(&a, p->ranges);
     vm_free(&a, p->trusted);
     vm_free(&a, p->funcs);

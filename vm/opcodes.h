@@ -29,7 +29,7 @@ typedef enum vm_operand {
     VM_OPND_KS, VM_OPND_KI, VM_OPND_KR, VM_OPND_KIP, /* constants (Bx) */
     VM_OPND_IMM,                        /* signed immediate (Bx) */
     VM_OPND_FLD, VM_OPND_HDR, VM_OPND_SUBJ, VM_OPND_TEST,
-    VM_OPND_FUNC, VM_OPND_ARGS, VM_OPND_IPSET, VM_OPND_CAPT,
+    VM_OPND_FUNC, VM_OPND_ARGS, VM_OPND_IPSET, VM_OPND_INTSET, VM_OPND_CAPT,
     VM_OPND_JMP                         /* forward offset (Bx) */
 } vm_operand;
 

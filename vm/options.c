@@ -1,13 +1,14 @@
 /*
  * options.c: what a clf_options object holds: the limits with their
- * defaults and ceilings, the host allocator, the trusted proxies.
+ * defaults and ceilings, the host allocator, the trusted proxies, the IP
+ * databases.
  */
 #include "program.h"
 
 const clf_options vm_default_options = {
     CLF_DEFAULT_FILE_BYTES, CLF_DEFAULT_HEADERS, CLF_DEFAULT_WORKSPACE_BYTES,
     CLF_DEFAULT_HEADER_VALUE_BYTES, CLF_DEFAULT_HEADER_BYTES, CLF_DEFAULT_PATTERNS,
-    CLF_DEFAULT_REGISTERS, {NULL, NULL, NULL}, NULL, 0};
+    CLF_DEFAULT_REGISTERS, {NULL, NULL, NULL}, NULL, 0, {NULL}, 0};
 
 uint64_t *vm_limit_field(clf_options *o, clf_limit which)
 {

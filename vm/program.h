@@ -10,6 +10,7 @@
 #ifndef VM_PROGRAM_H
 #define VM_PROGRAM_H
 
+#include "ipdb.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <hs.h>
@@ -111,6 +112,11 @@ typedef struct vm_ipset {
     uint32_t first, count;
 } vm_ipset;
 
+/* An int set: `count` strictly increasing values from ints[first]. */
+typedef struct vm_intset {
+    uint32_t first, count;
+} vm_intset;
+
 typedef struct vm_capture vm_capture; /* vm/capture.h */
 
 /* A capture: regex `expr` (with `flags`), proven by test `test` of
@@ -149,6 +155,9 @@ struct clf_options {
      * a program copies them into trusted/ntrusted below. */
     vm_iprange *trusted;
     size_t ntrusted;
+    /* clf_options_add_ipdb: borrowed, kept by the program (vm/ipdb.h). */
+    const clf_ipdb *ipdbs[VM_MAX_IPDBS];
+    unsigned nipdbs;
 };
 
 /* The defaults (CLF_DEFAULT_* of classify.h), for a program loaded
@@ -182,6 +191,10 @@ struct clf_program {
     uint32_t nranges;
     vm_ipset *ipsets;
     uint32_t nipsets;
+    int64_t *ints;      /* all int sets' values */
+    uint32_t nints;
+    vm_intset *intsets;
+    uint32_t nintsets;
     vm_capt *capts;
     uint32_t ncapts;
     uint32_t maxgroups;  /* most capture groups of any capture regex */

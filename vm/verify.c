@@ -126,6 +126,10 @@ static clf_status check_operand(verifier *v, int which, vm_operand k,
     case VM_OPND_IPSET:
         if (val >= p->nipsets) VFAIL(v, "IP set %u is out of range (%u sets)", val, p->nipsets);
         break;
+    case VM_OPND_INTSET:
+        if (val >= p->nintsets)
+            VFAIL(v, "int set %u is out of range (%u sets)", val, p->nintsets);
+        break;
     case VM_OPND_CAPT:
         if (val >= p->ncapts) VFAIL(v, "capture %u is out of range (%u captures)", val, p->ncapts);
         break;

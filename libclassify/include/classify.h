@@ -75,6 +75,7 @@ typedef enum clf_status {
     CLF_E_BACKEND = -6, /* Hyperscan failed (database, scratch or scan) */
     CLF_E_LIMIT = -7,   /* a limit was exceeded (see clf_limit) */
     CLF_E_STATE = -8,   /* the call is not valid in the object's state */
+    CLF_E_IO = -9,      /* a file could not be opened or read (the message says why) */
     CLF_E_SINK = -11    /* a rewriter's output sink asked to stop */
 } clf_status;
 
@@ -169,6 +170,38 @@ typedef void (*clf_free_fn)(void *ud, void *ptr);
  * options object itself is always allocated with malloc. */
 CLF_API clf_status clf_options_set_allocator(clf_options *opts, clf_alloc_fn alloc,
                                              clf_free_fn free_fn, void *ud);
+
+/* IP databases: what ip.asn(), ip.asn_org() and ip.country() answer
+ * from (docs/language.md, "IP addresses"). A database is a MaxMind DB
+ * file (the MaxMind DB format 2.0: GeoLite2-ASN, GeoIP2-ISP,
+ * GeoLite2-Country, GeoIP2-City, DB-IP's free ASN and country files...),
+ * read with libmaxminddb and memory-mapped, so that every program and
+ * thread shares one copy and a lookup allocates nothing.
+ *
+ * clf_ipdb_open opens `path`: CLF_OK and the database in *out; CLF_E_IO
+ * (it cannot be opened or read), CLF_E_FORMAT (not a MaxMind database, or
+ * its metadata is corrupt: libmaxminddb's message), CLF_E_NOMEM,
+ * CLF_E_INVALID (NULL argument); `err` says which. Its memory comes from
+ * malloc and libmaxminddb (not the options' allocator, which it precedes).
+ * Any number of threads may use an open database at once. A corrupt
+ * search tree or data section found later makes lookups answer "unknown",
+ * never fail. */
+typedef struct clf_ipdb clf_ipdb;
+CLF_API clf_status clf_ipdb_open(const char *path, clf_ipdb **out, char *err, size_t errlen);
+/* Closes it (NULL-safe). No program loaded with it may be used afterwards. */
+CLF_API void clf_ipdb_close(clf_ipdb *db);
+/* The database's type from its metadata ("GeoLite2-ASN"), "" for NULL.
+ * Owned by the database. */
+CLF_API const char *clf_ipdb_type(const clf_ipdb *db);
+
+/* Adds an open database to those programs loaded with `opts` read, in
+ * the order added: for each address, each field (ASN, organization,
+ * country) comes from the first database that has it, so an ASN and a
+ * country database can be combined. The program keeps the pointer: the
+ * database must stay open as long as the program. At most 4 per options.
+ * Returns CLF_OK, CLF_E_INVALID (NULL argument) or CLF_E_LIMIT (a fifth).
+ * Without any, ip.asn() is 0 and the strings are "". */
+CLF_API clf_status clf_options_add_ipdb(clf_options *opts, const clf_ipdb *db);
 
 /* Sets which proxies are trusted to report the client's address, for
  * `req.client_ip` (docs/language.md, "Client IP"). `list` holds IPv4 and

@@ -52,6 +52,7 @@ sys.dont_write_bytecode = True
 from serve_common import (Backend, Conn, Proc, Tap, free_port, raw_exchange,  # noqa: E402
                           read_response, request, wait_port)
 
+FORMAT_VERSION = None  # the rules-file format version, read from classifyc's output in main()
 BROWSER_UA = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
               "Chrome/124.0.0.0 Safari/537.36")
 BOT_UA = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
@@ -583,8 +584,8 @@ def check_config_errors(t, nginx, module, d, rules, helper_rules):
         ("classify_rules \"%s\"; classify_rules \"%s\";" % (rules, rules),
          r'"classify_rules" directive is duplicate', "classify_rules twice"),
         ("classify_rules \"%s\"; server { listen 127.0.0.1:1; }" % helper_rules,
-         r'classify_rules "%s": unsupported format version 3 \(this library reads version 4\)' %
-         re.escape(helper_rules), "a rules file of another format version"),
+         r'classify_rules "%s": unsupported format version 3 \(this library reads version %d\)' %
+         (re.escape(helper_rules), FORMAT_VERSION), "a rules file of another format version"),
     ]
     for i, (http, want, name) in enumerate(cases):
         conf = os.path.join(d, "t%d.conf" % i)
@@ -692,6 +693,8 @@ def main(argv):
         v3 = os.path.join(d, "v3.bin")
         with open(rules, "rb") as f, open(v3, "wb") as g:
             b = bytearray(f.read())
+            global FORMAT_VERSION
+            FORMAT_VERSION = int.from_bytes(b[8:12], "little")  # what classifyc writes
             b[8] = 3
             g.write(b)
         check_config_errors(t, nginx, module, d, rules, v3)
