@@ -14,6 +14,7 @@
 #include "classify.h"
 #include "compile.h"
 #include "dump.h"
+#include "lint.h"
 #include "test_run.h"
 
 #ifndef CLF_STDLIB_DIR
@@ -54,6 +55,12 @@ static const char usage[] =
     "  --max-registers N\n"
     "                 refuse a filter or fn needing more than N registers\n"
     "                 (default and ceiling 65535)\n"
+    "  --ua-corpus FILE\n"
+    "                 hold the User-Agent patterns of FILE.clf against the\n"
+    "                 User-Agents of FILE (one per line, as classify-run\n"
+    "                 --ua-file reads): warn about a spelling no client uses\n"
+    "                 but one does ignoring case, and about short tokens\n"
+    "                 found inside longer words; repeatable\n"
     "  --stdlib DIR   use DIR as the standard library directory\n"
     "                 (default " CLF_STDLIB_DIR ")\n"
     "  -h, --help     show this help\n"
@@ -125,6 +132,7 @@ int main(int argc, char **argv)
     size_t ninc = 0;
     int check = 0, dump = 0, ast = 0, tokens = 0, test = 0;
     const limit_opt *lim;
+    lint_corpus corpus = {0};
     cc_options o;
     cc_options_init(&o);
     o.stdlib_dir = CLF_STDLIB_DIR;
@@ -137,10 +145,12 @@ int main(int argc, char **argv)
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(usage, stdout);
             free(incs);
+            lint_corpus_free(&corpus);
             return 0;
         } else if (strcmp(a, "--version") == 0) {
             printf("classifyc %s (rules-file format %u)\n", CLF_VERSION_STRING, clf_format_version());
             free(incs);
+            lint_corpus_free(&corpus);
             return 0;
         } else if (strcmp(a, "-o") == 0 && has_next) {
             output = argv[++i];
@@ -150,6 +160,16 @@ int main(int argc, char **argv)
             incs[ninc++] = a + 2;
         } else if (strcmp(a, "--stdlib") == 0 && has_next) {
             o.stdlib_dir = argv[++i];
+        } else if (strcmp(a, "--ua-corpus") == 0 && has_next) {
+            char err[256];
+            const char *f = argv[++i];
+            if (lint_corpus_add(&corpus, f, UINT64_C(1) << 30, err, sizeof err) != 0) {
+                fprintf(stderr, "classifyc: --ua-corpus %s: %s\n", f, err);
+                free(incs);
+                lint_corpus_free(&corpus);
+                return 2;
+            }
+            o.lint_corpus = &corpus;
         } else if ((lim = find_limit(a)) && has_next) {
             char *end;
             unsigned long long v = strtoull(argv[++i], &end, 10);
@@ -157,6 +177,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "classifyc: %s needs a number from 1 to %llu\n", a,
                         lim->ceiling);
                 free(incs);
+                lint_corpus_free(&corpus);
                 return 2;
             }
             if (lim->u64) *lim->u64(&o) = v;
@@ -177,6 +198,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "classifyc: unknown option or missing argument: %s\n"
                             "try 'classifyc --help'\n", a);
             free(incs);
+            lint_corpus_free(&corpus);
             return 2;
         } else if (!input) {
             input = a;
@@ -184,17 +206,20 @@ int main(int argc, char **argv)
             fprintf(stderr, "classifyc: only one input file may be given (got %s and %s)\n",
                     input, a);
             free(incs);
+            lint_corpus_free(&corpus);
             return 2;
         }
     }
     if (!input) {
         fputs("classifyc: no input file\ntry 'classifyc --help'\n", stderr);
         free(incs);
+        lint_corpus_free(&corpus);
         return 2;
     }
     if (strcmp(input, "-") == 0 && !output && !check && !dump && !ast && !tokens) {
         fputs("classifyc: reading the source from standard input: give -o FILE\n", stderr);
         free(incs);
+        lint_corpus_free(&corpus);
         return 2;
     }
     o.include_dirs = incs;
@@ -257,6 +282,7 @@ int main(int argc, char **argv)
     src_free(&src);
     arena_free(&ar);
     free(incs);
+    lint_corpus_free(&corpus);
     /* --dump, --ast and --tokens write to stdout: a full disk or a closed
      * pipe must not pass for success. */
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -4,6 +4,7 @@
 
 #include "compile.h"
 #include "grammar.h"
+#include "lint.h"
 #include "parse.h"
 
 void cc_options_init(cc_options *o)
@@ -42,8 +43,10 @@ int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
     src->ar = ar;
     int rc = -1;
     diag *last = src->last; /* diagnostics after it are this compilation's */
-    if (mod_load_all(&c, path) == 0 && chk_program(&c) == 0)
+    if (mod_load_all(&c, path) == 0 && chk_program(&c) == 0) {
+        lint_program(&c, o->lint_corpus);
         rc = cg_program(&c, tests, out, outlen);
+    }
     add_import_chains(&c, last ? last->next : src->first);
     for (module *m = c.modules; m; m = m->next) {
         strmap_free(&m->global_index);

@@ -35,6 +35,8 @@
  * relies on it. */
 #define CC_MAX_PARAMS 255
 
+typedef struct lint_corpus lint_corpus;
+
 typedef struct cc_options {
     const char *const *include_dirs; /* -I, searched first, in order */
     size_t ninclude;
@@ -46,6 +48,9 @@ typedef struct cc_options {
     unsigned max_patterns;  /* Hyperscan patterns in the program */
     unsigned max_registers; /* registers per filter, at most 65535 */
     int no_inline;          /* keep every call a call (classifyc --no-inline) */
+    /* User-Agents for the corpus lints (lint.h; classifyc --ua-corpus), or
+     * NULL: those lints are skipped. */
+    const struct lint_corpus *lint_corpus;
 } cc_options;
 
 /* The defaults for every field above. */

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Golden tests for the compiler front end.
 
-Each CASE.clf under lex/, parse/ and check/ is run through classifyc
-(--tokens, --ast and --check respectively) from inside this directory, so
+Each CASE.clf under lex/, parse/, check/ and lint/ is run through
+classifyc (--tokens, --ast, --check and --check) from inside this
+directory, with the options of a first line `// lint-args: ...`, so
 that file names in messages are stable; stdout, stderr and the exit status
 are compared with CASE.out. Prints TAP.
 
@@ -13,11 +14,14 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODES = {"lex": "--tokens", "parse": "--ast", "check": "--check"}
+MODES = {"lex": "--tokens", "parse": "--ast", "check": "--check", "lint": "--check"}
 
 
 def run(classifyc, mode, rel):
-    p = subprocess.run([classifyc, MODES[mode], "-I", "check/modules",
+    with open(os.path.join(HERE, rel), "rb") as f:
+        first = f.readline().decode("utf-8", "replace")
+    extra = first.split()[2:] if first.startswith("// lint-args:") else []
+    p = subprocess.run([classifyc, MODES[mode]] + extra + ["-I", "check/modules", "-I", "lint/modules",
                         "--stdlib", "/nonexistent/stdlib", rel],
                        cwd=HERE, capture_output=True, timeout=60,
                        env={k: v for k, v in os.environ.items() if k != "CLASSIFY_PATH"})
