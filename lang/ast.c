@@ -11,7 +11,8 @@
  *   TDIR    str = directive (method, target, header, peer, trust),
  *           a, b = its STR arguments (b: header value only)
  *   EXPECT  ival = AST_V_*, a = reason STR or NULL, c = filter NAME or
- *           MEMBER (NULL: main)
+ *           MEMBER (NULL: main); expect-rate: flags AST_F_RATE_LE or _GE,
+ *           b = the rate STR ("0.1%")
  *   BLOCK   a = statement list
  *   LET     str = name, a = value; flags AST_F_MUT
  *   ASSIGN  str = name, a = value, ival = AST_ADD / AST_SUB for += / -=
@@ -167,6 +168,10 @@ static void dump_node(const ast *n, FILE *out)
         if (n->a) {
             fputc(' ', out);
             dump(n->a, out);
+        }
+        if (n->flags & (AST_F_RATE_LE | AST_F_RATE_GE)) {
+            fputs(n->flags & AST_F_RATE_LE ? " rate<= " : " rate>= ", out);
+            dump(n->b, out);
         }
         break;
     case AST_ASSIGN:

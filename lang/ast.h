@@ -68,7 +68,9 @@ enum {
     AST_F_ALIAS = 16,     /* IMPORT: has an explicit `as` name */
     AST_F_MUT = 32,       /* LET: `let mut` */
     AST_F_PREFIX = 64,    /* IP: written with a /length */
-    AST_F_ONCE = 128      /* RWRULE: `once` */
+    AST_F_ONCE = 128,     /* RWRULE: `once` */
+    AST_F_RATE_LE = 256,  /* EXPECT: expect-rate ... <= "P%" (b: the rate) */
+    AST_F_RATE_GE = 512   /* EXPECT: expect-rate ... >= "P%" */
 };
 
 /* EXPECT: the verdict a test expects (ival). */

@@ -3,6 +3,7 @@
  * filters they name (run later by classifyc --test, lang/test_run.c).
  */
 #include <string.h>
+#include <strings.h>
 
 #include "check.h"
 #include "ipaddr.h"
@@ -17,14 +18,46 @@ static int valid_header_name(const char *s, uint32_t n)
     return 1;
 }
 
+int chk_parse_rate(const char *s, uint32_t n, double *out)
+{
+    /* digits, an optional fraction, an optional '%': "0.1%", "95", "100%" */
+    double v = 0, scale = 0;
+    uint32_t i = 0, digits = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9' && digits < 12; i++, digits++) v = v * 10 + (s[i] - '0');
+    if (i < n && s[i] == '.') {
+        scale = 1;
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9' && digits < 12; i++, digits++) {
+            scale /= 10;
+            v += scale * (s[i] - '0');
+        }
+    }
+    if (i < n && s[i] == '%') i++;
+    if (!digits || i != n || v > 100) return -1;
+    *out = v;
+    return 0;
+}
+
 void chk_test(checker *ck, ast *t)
 {
     static const struct { const char *name; int nargs; } dirs[] = {
-        {"method", 1}, {"target", 1}, {"header", 2}, {"peer", 1}, {"trust", 1}, {"rdns", 1}};
-    int nexpect = 0;
+        {"method", 1}, {"target", 1}, {"header", 2}, {"peer", 1}, {"trust", 1}, {"rdns", 1},
+        {"uas", 1}};
+    int nexpect = 0, nrate = 0, has_uas = 0;
+    for (ast *d = t->b; d; d = d->next)
+        if (d->kind == AST_TDIR && strcmp(d->str, "uas") == 0) has_uas = 1;
     for (ast *d = t->b; d; d = d->next) {
         if (d->kind == AST_EXPECT) {
             nexpect++;
+            if (d->flags & (AST_F_RATE_LE | AST_F_RATE_GE)) {
+                double r;
+                nrate++;
+                if (chk_parse_rate(d->b->str, d->b->slen, &r) != 0)
+                    ERR(ck, d->b, "not a rate: write a percentage from 0 to 100, such as "
+                                  "\"0.1%%\" or \"95%%\"");
+                if (!has_uas)
+                    ERR(ck, d, "expect-rate needs the User-Agents to count over: add "
+                               "`uas \"FILE\"` (one per line) to this test");
+            }
             sym *f = NULL;
             if (!d->c) {
                 f = chk_lookup_global(ck->m, "main");
@@ -60,7 +93,8 @@ void chk_test(checker *ck, ast *t)
                 }
             }
             if (d->a && d->a->slen == 0)
-                ERR(ck, d->a, "empty reason: write `expect %s` to accept any reason",
+                ERR(ck, d->a, "empty reason: write `%s %s` to accept any reason",
+                    d->flags & (AST_F_RATE_LE | AST_F_RATE_GE) ? "expect-rate" : "expect",
                     d->ival == AST_V_ACCEPT ? "accept" : "reject");
             f->used = 1;
             d->sym = f;
@@ -71,7 +105,7 @@ void chk_test(checker *ck, ast *t)
             if (strcmp(d->str, dirs[i].name) == 0) break;
         if (i == sizeof dirs / sizeof dirs[0]) {
             ERR(ck, d, "unknown test directive '%s' (method, target, header, peer, trust, "
-                       "rdns, expect)", d->str);
+                       "rdns, uas, expect, expect-rate)", d->str);
             continue;
         }
         if ((d->b != NULL) != (dirs[i].nargs == 2)) {
@@ -98,6 +132,11 @@ void chk_test(checker *ck, ast *t)
                 ok = (unsigned char)d->a->str[k] > 0x20 && (unsigned char)d->a->str[k] < 0x7f;
             if (!ok) ERR(ck, d->a, "not a host name (printable ASCII, at most 253 bytes)");
         }
+        if (strcmp(d->str, "uas") == 0 && d->a->slen == 0)
+            ERR(ck, d->a, "the User-Agent file's name is empty");
+        if (strcmp(d->str, "header") == 0 && has_uas && d->a->slen == 10 &&
+            strncasecmp(d->a->str, "user-agent", 10) == 0)
+            ERR(ck, d, "this test takes its User-Agents from its `uas` file: drop this header");
         if (strcmp(d->str, "header") != 0 && strcmp(d->str, "trust") != 0) {
             /* method, target and peer say one thing about the request */
             const ast *prev = NULL;

@@ -53,6 +53,8 @@ static int collect_tests(cg *g, cg_tests *out)
             x->func = cg_func_index(g, f);
             x->filter = f->name;
             x->node = d;
+            x->rate = (int)(d->flags & (AST_F_RATE_LE | AST_F_RATE_GE));
+            if (x->rate && chk_parse_rate(d->b->str, d->b->slen, &x->percent) != 0) return -1;
         }
     }
     return 0;

@@ -188,6 +188,9 @@ int chk_rewrite_options(const ast *set, int *mode, uint32_t *max_match);
 /* The literal node a const-valued expression stands for (the literal
  * itself, or the value of the constant a NAME or MEMBER refers to). */
 ast *chk_literal(ast *e);
+/* An expect-rate percentage ("0.1%", "95", "100%"; check_tests.c): 0 and
+ * *out in 0..100, or -1 when it is not one. */
+int chk_parse_rate(const char *s, uint32_t n, double *out);
 
 /* codegen.c: lowers the checked program. Returns 0 or -1. With `tests`,
  * the program also holds every filter the main file's tests name, and
@@ -199,6 +202,8 @@ typedef struct cg_test_expect {
     uint32_t func;        /* function index of the filter */
     const char *filter;   /* its name, for messages */
     ast *node;            /* the expect line */
+    int rate;             /* expect-rate: AST_F_RATE_LE or _GE; 0: a plain expect */
+    double percent;       /* expect-rate: the bound, 0..100 */
 } cg_test_expect;
 
 typedef struct cg_test {

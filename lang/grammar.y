@@ -44,7 +44,7 @@ void ps_too_deep(ps_state *ps);
 %token IMPORT AS PUB CONST FILTER LET IF ELSE ACCEPT REJECT TRUE FALSE
        IDENT INT STRING REGEX LPAREN RPAREN LBRACE RBRACE LBRACKET RBRACKET
        RBRACKET_I COMMA COLON ASSIGN FN RETURN MUT PASS TEST EXPECT ARROW
-       PLUSEQ MINUSEQ IP REWRITE ONCE FATARROW STRING_I.
+       PLUSEQ MINUSEQ IP REWRITE ONCE FATARROW STRING_I EXPECT_RATE.
 
 file ::= items.
 
@@ -112,6 +112,15 @@ tstmt(N) ::= EXPECT(T) verdict(V).
     { N = V; if (N) { N->off = T.off; N->len = T.len; } }
 tstmt(N) ::= EXPECT(T) fref(F) verdict(V).
     { N = V; if (N) { N->off = T.off; N->len = T.len; N->c = F; } }
+/* expect-rate [FILTER] VERDICT (<= | >=) "P%": over a test's `uas` file. */
+tstmt(N) ::= EXPECT_RATE(T) verdict(V) LE STRING(P).
+    { N = V; if (N) { N->off = T.off; N->len = T.len; N->flags |= AST_F_RATE_LE; N->b = ps_string(ps, P); } }
+tstmt(N) ::= EXPECT_RATE(T) verdict(V) GE STRING(P).
+    { N = V; if (N) { N->off = T.off; N->len = T.len; N->flags |= AST_F_RATE_GE; N->b = ps_string(ps, P); } }
+tstmt(N) ::= EXPECT_RATE(T) fref(F) verdict(V) LE STRING(P).
+    { N = V; if (N) { N->off = T.off; N->len = T.len; N->c = F; N->flags |= AST_F_RATE_LE; N->b = ps_string(ps, P); } }
+tstmt(N) ::= EXPECT_RATE(T) fref(F) verdict(V) GE STRING(P).
+    { N = V; if (N) { N->off = T.off; N->len = T.len; N->c = F; N->flags |= AST_F_RATE_GE; N->b = ps_string(ps, P); } }
 fref(N) ::= IDENT(I).   { N = ps_node(ps, AST_NAME, I); }
 fref(N) ::= IDENT(M) DOT IDENT(I).
     { N = ps_node(ps, AST_MEMBER, I); if (N) N->a = ps_node(ps, AST_NAME, M); }

@@ -78,6 +78,7 @@ const char *lx_kind_name(int kind)
     case TK_PASS: return "'pass'";
     case TK_TEST: return "'test'";
     case TK_EXPECT: return "'expect'";
+    case TK_EXPECT_RATE: return "'expect-rate'";
     case TK_REWRITE: return "'rewrite'";
     case TK_ONCE: return "'once'";
     case TK_FATARROW: return "'=>'";
@@ -208,6 +209,7 @@ static int scan(lexer *lx, lx_token *t)
         "pass"   { RET(TK_PASS); }
         "test"   { RET(TK_TEST); }
         "expect" { RET(TK_EXPECT); }
+        "expect-rate" { RET(TK_EXPECT_RATE); }
         "rewrite" { RET(TK_REWRITE); }
         "once"   { RET(TK_ONCE); }
         (ipv4 | ipv6 | ipbad) ("/" dec)? { RET(TK_IP); }

@@ -5,7 +5,10 @@
  * header, peer, trust, rdns) and runs each `expect`ed filter on it with the
  * same loader and interpreter hosts use; a filter other than main may end
  * without a verdict, which `expect F pass` asserts. A test fails at its
- * first expectation that does not hold, naming that line.
+ * first expectation that does not hold, naming that line. A test with
+ * `uas "FILE"` runs once per User-Agent line of FILE: its `expect`s must
+ * hold for every one, its `expect-rate`s over all of them (the rate of
+ * requests with that verdict, at most or at least a percentage).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,21 +68,13 @@ static clf_status load_for(const ast *test, const uint8_t *bin, size_t len, clf_
     return st;
 }
 
-/* Runs one test; returns 1 passed, 0 failed, -1 could not run. */
-static int run_one(const src_set *src, const cg_test *t, const uint8_t *bin, size_t len,
-                   FILE *out)
+/* Sets up the test's request in ctx (reset first), with User-Agent `ua`
+ * (n bytes) when ua is not NULL. Returns 0, or -1 with a line printed. */
+static int set_request(const src_set *src, const ast *test, clf_ctx *ctx, const char *ua,
+                       size_t n, FILE *out)
 {
-    const ast *test = t->node;
-    char err[CLF_ERRMSG_SIZE], at[512];
-    clf_program *prog = NULL;
-    clf_ctx *ctx = NULL;
-    int result = -1;
-    if (load_for(test, bin, len, &prog, err, sizeof err) ||
-        clf_ctx_new(prog, &ctx, err, sizeof err)) {
-        where(src, test, at, sizeof at);
-        fprintf(out, "ERROR %s: test \"%s\": %s\n", at, test->a->str, err);
-        goto done;
-    }
+    char at[512];
+    clf_ctx_reset(ctx);
     const ast *m = directive(test, "method"), *tg = directive(test, "target"),
               *peer = directive(test, "peer"), *rdns = directive(test, "rdns");
     clf_ctx_set_method(ctx, m ? m->a->str : "GET", m ? m->a->slen : 3);
@@ -95,35 +90,151 @@ static int run_one(const src_set *src, const cg_test *t, const uint8_t *bin, siz
             clf_ctx_add_header(ctx, d->a->str, d->a->slen, d->b->str, d->b->slen)) {
             where(src, d, at, sizeof at);
             fprintf(out, "ERROR %s: test \"%s\": %s\n", at, test->a->str, clf_ctx_errmsg(ctx));
-            goto done;
+            return -1;
         }
+    if (ua && clf_ctx_add_header(ctx, "user-agent", 10, ua, n)) {
+        where(src, directive(test, "uas"), at, sizeof at);
+        fprintf(out, "ERROR %s: test \"%s\": User-Agent \"%.80s\": %s\n", at, test->a->str, ua,
+                clf_ctx_errmsg(ctx));
+        return -1;
+    }
+    return 0;
+}
+
+/* Runs expectation x on the request in ctx: 1 it holds, 0 not (*got and
+ * *v say what happened), -1 the run failed (a line printed). */
+static int check_one(const src_set *src, const ast *test, clf_ctx *ctx, const cg_test_expect *x,
+                     int *got, clf_verdict *v, FILE *out)
+{
+    vm_outcome how;
+    if (vm_run(ctx, x->func, v, &how) != CLF_OK) {
+        char at[512];
+        where(src, x->node, at, sizeof at);
+        fprintf(out, "ERROR %s: test \"%s\": %s\n", at, test->a->str, clf_ctx_errmsg(ctx));
+        return -1;
+    }
+    *got = how == VM_PASSED ? AST_V_PASS : v->verdict == CLF_ACCEPT ? AST_V_ACCEPT : AST_V_REJECT;
+    return *got == x->verdict &&
+           (!x->reason || (v->reason && v->reason_len == x->reason_len &&
+                           memcmp(v->reason, x->reason, x->reason_len) == 0));
+}
+
+static void fail_line(const src_set *src, const ast *test, const cg_test_expect *x, int got,
+                      const clf_verdict *v, const char *ua, size_t n, FILE *out)
+{
+    char want[256], have[256], at[512];
+    show_verdict(want, sizeof want, x->verdict, x->reason, x->reason_len);
+    show_verdict(have, sizeof have, got, got == AST_V_PASS ? NULL : v->reason, v->reason_len);
+    where(src, x->node, at, sizeof at);
+    fprintf(out, "FAIL  %s: test \"%s\": %s: expected %s, got %s", at, test->a->str, x->filter,
+            want, have);
+    if (ua) fprintf(out, " for User-Agent \"%.*s\"", (int)(n > 200 ? 200 : n), ua);
+    fputc('\n', out);
+}
+
+/* The lines of a test's `uas` file, read relative to the directory of the
+ * file the test is in (an absolute path as it is). malloc'd text, or NULL
+ * with a line printed. */
+static char *read_uas(const src_set *src, const ast *test, const ast *d, size_t *len, FILE *out)
+{
+    const char *base = src->files[test->file].path, *slash = strrchr(base, '/');
+    size_t dn = d->a->str[0] == '/' || !slash ? 0 : (size_t)(slash - base) + 1;
+    char *path = malloc(dn + d->a->slen + 1);
+    char at[512], err[256];
+    if (!path) return NULL;
+    memcpy(path, base, dn);
+    memcpy(path + dn, d->a->str, d->a->slen);
+    path[dn + d->a->slen] = '\0';
+    char *text = mod_read_file(path, UINT64_C(1) << 30, len, err, sizeof err);
+    if (!text) {
+        where(src, d, at, sizeof at);
+        fprintf(out, "ERROR %s: test \"%s\": uas %s: %s\n", at, test->a->str, path, err);
+    }
+    free(path);
+    return text;
+}
+
+/* Runs one test; returns 1 passed, 0 failed, -1 could not run. Without
+ * `uas`, one request; with it, one per User-Agent line: plain expects
+ * must hold for each, expect-rate ones over all of them. */
+static int run_one(const src_set *src, const cg_test *t, const uint8_t *bin, size_t len,
+                   FILE *out)
+{
+    const ast *test = t->node, *uas = directive(test, "uas");
+    char err[CLF_ERRMSG_SIZE], at[512];
+    clf_program *prog = NULL;
+    clf_ctx *ctx = NULL;
+    char *text = NULL;
+    size_t tlen = 0, lines = 0;
+    uint64_t *hits = calloc(t->nexpects ? t->nexpects : 1, sizeof *hits);
+    int result = -1;
+    if (!hits) goto done;
+    if (load_for(test, bin, len, &prog, err, sizeof err) ||
+        clf_ctx_new(prog, &ctx, err, sizeof err)) {
+        where(src, test, at, sizeof at);
+        fprintf(out, "ERROR %s: test \"%s\": %s\n", at, test->a->str, err);
+        goto done;
+    }
+    if (uas && !(text = read_uas(src, test, uas, &tlen, out))) goto done;
     result = 1;
-    for (uint32_t i = 0; i < t->nexpects && result == 1; i++) {
-        const cg_test_expect *x = &t->expects[i];
-        clf_verdict v;
-        vm_outcome how;
-        if (vm_run(ctx, x->func, &v, &how) != CLF_OK) {
-            where(src, x->node, at, sizeof at);
-            fprintf(out, "ERROR %s: test \"%s\": %s\n", at, test->a->str, clf_ctx_errmsg(ctx));
+    for (size_t pos = 0; result == 1 && (uas ? pos < tlen : pos == 0); ) {
+        const char *ua = NULL;
+        size_t n = 0;
+        if (uas) {
+            const char *nl = memchr(text + pos, '\n', tlen - pos);
+            size_t end = nl ? (size_t)(nl - text) : tlen;
+            ua = text + pos;
+            n = end - pos;
+            pos = end + 1;
+            if (n && ua[n - 1] == '\r') n--;
+            if (!n) continue;
+            lines++;
+        } else {
+            pos = 1;
+        }
+        if (set_request(src, test, ctx, ua, n, out)) {
             result = -1;
             break;
         }
-        int got = how == VM_PASSED ? AST_V_PASS : v.verdict == CLF_ACCEPT ? AST_V_ACCEPT : AST_V_REJECT;
-        int same = got == x->verdict &&
-                   (!x->reason || (v.reason && v.reason_len == x->reason_len &&
-                                   memcmp(v.reason, x->reason, x->reason_len) == 0));
-        if (!same) {
-            char want[256], have[256];
-            show_verdict(want, sizeof want, x->verdict, x->reason, x->reason_len);
-            show_verdict(have, sizeof have, got, got == AST_V_PASS ? NULL : v.reason, v.reason_len);
-            where(src, x->node, at, sizeof at);
-            fprintf(out, "FAIL  %s: test \"%s\": %s: expected %s, got %s\n", at, test->a->str,
-                    x->filter, want, have);
-            result = 0;
+        for (uint32_t i = 0; i < t->nexpects && result == 1; i++) {
+            const cg_test_expect *x = &t->expects[i];
+            int got;
+            clf_verdict v;
+            int r = check_one(src, test, ctx, x, &got, &v, out);
+            if (r < 0) result = -1;
+            else if (x->rate) hits[i] += (uint64_t)r;
+            else if (!r) {
+                fail_line(src, test, x, got, &v, ua, n, out);
+                result = 0;
+            }
         }
     }
-    if (result == 1) fprintf(out, "ok    test \"%s\"\n", test->a->str);
+    char summary[1024] = "";
+    for (uint32_t i = 0; i < t->nexpects && result == 1; i++) {
+        const cg_test_expect *x = &t->expects[i];
+        if (!x->rate) continue;
+        double pct = lines ? 100.0 * (double)hits[i] / (double)lines : 0;
+        int le = x->rate == AST_F_RATE_LE;
+        int holds = lines && (le ? pct <= x->percent : pct >= x->percent);
+        char want[256];
+        show_verdict(want, sizeof want, x->verdict, x->reason, x->reason_len);
+        if (!holds) {
+            where(src, x->node, at, sizeof at);
+            fprintf(out, "FAIL  %s: test \"%s\": %s: %s for %.3f%% of %zu User-Agents (%llu), "
+                         "expected %s %g%%\n", at, test->a->str, x->filter, want, pct, lines,
+                    (unsigned long long)hits[i], le ? "at most" : "at least", x->percent);
+            result = 0;
+        } else {
+            size_t k = strlen(summary);
+            if (k + 300 < sizeof summary)
+                snprintf(summary + k, sizeof summary - k, "%s%.200s %.3f%% of %zu", k ? "; " : ": ",
+                         want, pct, lines);
+        }
+    }
+    if (result == 1) fprintf(out, "ok    test \"%s\"%s\n", test->a->str, summary);
 done:
+    free(text);
+    free(hits);
     clf_ctx_free(ctx);
     clf_program_free(prog);
     return result;
