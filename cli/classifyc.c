@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "atomic_write.h"
 #include "classify.h"
@@ -61,6 +62,10 @@ static const char usage[] =
     "                 --ua-file reads): warn about a spelling no client uses\n"
     "                 but one does ignoring case, and about short tokens\n"
     "                 found inside longer words; repeatable\n"
+    "  --max-data-age DAYS\n"
+    "                 warn about a package whose data (its `// data-date:`\n"
+    "                 header line, which generated packages carry) is older\n"
+    "                 than DAYS; today is $SOURCE_DATE_EPOCH when set\n"
     "  --stdlib DIR   use DIR as the standard library directory\n"
     "                 (default " CLF_STDLIB_DIR ")\n"
     "  -h, --help     show this help\n"
@@ -137,6 +142,10 @@ int main(int argc, char **argv)
     cc_options_init(&o);
     o.stdlib_dir = CLF_STDLIB_DIR;
     o.env_path = getenv("CLASSIFY_PATH");
+    /* "today" for --max-data-age: SOURCE_DATE_EPOCH (reproducible-builds.org)
+     * makes it reproducible, as tests need */
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    o.now = sde && *sde ? (int64_t)strtoll(sde, NULL, 10) : (int64_t)time(NULL);
     if (!incs) return 2;
 
     for (int i = 1; i < argc; i++) {
@@ -160,6 +169,17 @@ int main(int argc, char **argv)
             incs[ninc++] = a + 2;
         } else if (strcmp(a, "--stdlib") == 0 && has_next) {
             o.stdlib_dir = argv[++i];
+        } else if (strcmp(a, "--max-data-age") == 0 && has_next) {
+            char *end;
+            unsigned long v = strtoul(argv[++i], &end, 10);
+            if (*end || v == 0 || v > 36500 || argv[i][0] == '-') {
+                fprintf(stderr, "classifyc: --max-data-age needs a number of days from 1 to "
+                                "36500\n");
+                free(incs);
+                lint_corpus_free(&corpus);
+                return 2;
+            }
+            o.max_data_age = (unsigned)v;
         } else if (strcmp(a, "--ua-corpus") == 0 && has_next) {
             char err[256];
             const char *f = argv[++i];

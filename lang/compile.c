@@ -44,7 +44,7 @@ int cc_compile(const char *path, const cc_options *o, src_set *src, arena *ar,
     int rc = -1;
     diag *last = src->last; /* diagnostics after it are this compilation's */
     if (mod_load_all(&c, path) == 0 && chk_program(&c) == 0) {
-        lint_program(&c, o->lint_corpus);
+        lint_program(&c);
         rc = cg_program(&c, tests, out, outlen);
     }
     add_import_chains(&c, last ? last->next : src->first);

@@ -51,6 +51,11 @@ typedef struct cc_options {
     /* User-Agents for the corpus lints (lint.h; classifyc --ua-corpus), or
      * NULL: those lints are skipped. */
     const struct lint_corpus *lint_corpus;
+    /* classifyc --max-data-age: warn about a package whose `// data-date:`
+     * line is more than this many days before `now` (seconds since the
+     * epoch); 0: no such warning. */
+    unsigned max_data_age;
+    int64_t now;
 } cc_options;
 
 /* The defaults for every field above. */

@@ -17,6 +17,8 @@
  *   short-token   (with a corpus) `contains` of a short (4 bytes at most)
  *                 or generic word-character token that also matches
  *                 inside longer words of real User-Agents
+ *   data-age      (with --max-data-age N) a module, imported or not, whose
+ *                 `// data-date:` header line is more than N days old
  *
  * Each is silenced by a comment `clf:allow(NAME)` on the warned line or
  * the line above it. The implication test is conservative: it only
@@ -652,9 +654,60 @@ static void collect_block(walk *w, ast *blk, int depth)
     }
 }
 
-void lint_program(compilation *c, const lint_corpus *corpus)
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+ * days_from_civil), so that no time zone or libc enters the lint. */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* data-age: each module of the compilation whose leading comment has a
+ * line `// data-date: YYYY-MM-DD` (the generated packages: the date of
+ * the upstream data they were made from). The warning stands at that
+ * line; the import chain the driver adds names the user's import. */
+static void lint_data_age(lint *L)
+{
+    const cc_options *o = L->c->opts;
+    if (!o->max_data_age) return;
+    int64_t today = o->now / 86400;
+    static const char tag[] = "// data-date: ";
+    for (module *m = L->c->modules; m; m = m->next) {
+        const src_file *f = &L->c->src->files[m->file];
+        uint32_t at = 0;
+        for (int line = 0; line < 80 && at < f->len; line++) {
+            const char *p = f->text + at, *nl = memchr(p, '\n', f->len - at);
+            size_t n = nl ? (size_t)(nl - p) : f->len - at;
+            if (n < 2 || p[0] != '/' || p[1] != '/') break; /* the leading comment ended */
+            int y, mo, d;
+            char c1, c2;
+            if (n >= sizeof tag - 1 + 10 && memcmp(p, tag, sizeof tag - 1) == 0 &&
+                sscanf(p + sizeof tag - 1, "%4d%c%2d%c%2d", &y, &c1, &mo, &c2, &d) == 5 &&
+                c1 == '-' && c2 == '-' && mo >= 1 && mo <= 12 && d >= 1 && d <= 31) {
+                int64_t age = today - days_from_civil(y, (unsigned)mo, (unsigned)d);
+                uint32_t off = at + (uint32_t)sizeof tag - 1;
+                if (age > (int64_t)o->max_data_age)
+                    src_warning(L->c->src, m->file, off,
+                                "this package's data is from %04d-%02d-%02d, %lld days ago (over "
+                                "--max-data-age %u): regenerate it as its header says, or "
+                                "import a fresher copy",
+                                y, mo, d, (long long)age, o->max_data_age);
+                break;
+            }
+            at += (uint32_t)n + 1;
+        }
+    }
+}
+
+void lint_program(compilation *c)
+{
+    const lint_corpus *corpus = c->opts->lint_corpus;
     lint L = {.c = c, .corpus = corpus, .file = c->main->file, .budget = LINT_TOTAL_BUDGET};
+    lint_data_age(&L);
     walk w = {&L, NULL};
     /* the patterns of every module, for the cross-set case check */
     for (module *m = c->modules; m; m = m->next)

@@ -32,7 +32,8 @@ int lint_corpus_add(lint_corpus *c, const char *path, uint64_t max, char *err, s
 void lint_corpus_free(lint_corpus *c);
 
 /* Adds the lints' warnings about the checked main module of `c` to its
- * diagnostics; `corpus` may be NULL (the corpus lints are then skipped). */
-void lint_program(compilation *c, const lint_corpus *corpus);
+ * diagnostics, with the options c->opts gives: the corpus lints only with
+ * a corpus, the data-age lint only with max_data_age. */
+void lint_program(compilation *c);
 
 #endif

@@ -65,6 +65,19 @@ def read_commit(data_path):
     return m.group(1)
 
 
+def read_commit_date(data_path):
+    """The date (YYYY-MM-DD) of the upstream commit the LICENSE-NOTE.md beside
+    data_path names ("Commit: SHA (2026-08-22, ...)"), or None. Generated
+    packages write it as `// data-date:`, which classifyc --max-data-age
+    reads."""
+    try:
+        text = (data_path.parent / "LICENSE-NOTE.md").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    m = re.search(r"Commit:\s*`?[0-9a-f]{40}`?\s*\((\d{4}-\d{2}-\d{2})", text)
+    return m.group(1) if m else None
+
+
 def write_atomic(path, text, encoding="ascii"):
     """Writes text to path through a temporary file in the same directory,
     flushed and renamed into place: readers see the old file or the new

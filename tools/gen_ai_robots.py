@@ -40,12 +40,15 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
-from clfgen import GenError, check_or_write, one_line_comment, read_commit  # noqa: E402
+from clfgen import GenError, check_or_write, one_line_comment, read_commit, read_commit_date  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT_REL = "../shared/corpora/ai-robots-txt/robots.json"
 DEFAULT_OUTPUT_REL = "stdlib/ai_robots.clf"
 REGEN_COMMAND = "python3 tools/gen_ai_robots.py " + DEFAULT_INPUT_REL
+# The date of the upstream commit (its LICENSE-NOTE.md says), for classifyc
+# --max-data-age, which reads this line of the leading comment.
+DATE_LINE = "// data-date: %s (the upstream commit\'s)\n"
 UPSTREAM_REPO = "github.com/ai-robots-txt/ai.robots.txt"
 CONST_NAME = "AGENTS"            # every robots.json name
 SPECIFIC_NAME = "SPECIFIC"       # AGENTS minus the ambiguous names
@@ -142,7 +145,7 @@ HEADER = """\
 //
 // Source: https://{repo}
 //   commit {commit}, file robots.json (sha256 {sha})
-//   Copyright (c) 2024 ai.robots.txt, MIT License (see LICENSE in the
+{dateline}//   Copyright (c) 2024 ai.robots.txt, MIT License (see LICENSE in the
 //   upstream repository). The names below are upstream's data, unchanged.
 //
 // Contents: three sets of robots.txt product tokens, each `[...]i`, one name
@@ -440,7 +443,7 @@ def render_tests(cats, specific, ambiguous):
     return "".join(out)
 
 
-def render(agents, commit, sha, curated=AMBIGUOUS_NAMES, source="robots.json"):
+def render(agents, commit, sha, curated=AMBIGUOUS_NAMES, source="robots.json", date=None):
     specific, ambiguous, notes = resolve_ambiguous(agents, curated, source)
     cats, cycle = categories(specific, ambiguous)
     lowered = {}
@@ -454,6 +457,7 @@ def render(agents, commit, sha, curated=AMBIGUOUS_NAMES, source="robots.json"):
     else:
         dupnote = "no two names differ only in case."
     header = HEADER.format(regen=REGEN_COMMAND, repo=UPSTREAM_REPO, commit=commit, sha=sha,
+                           dateline=DATE_LINE % date if date else "",
                            const=CONST_NAME, spec=SPECIFIC_NAME, amb=AMBIGUOUS_NAME,
                            count=len(agents), nspec=len(specific), namb=len(ambiguous),
                            ambnotes="\n".join(notes) if notes else "//   (none)",
@@ -499,7 +503,8 @@ def main(argv=None):
         commit = args.commit or read_commit(robots_json)
         if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
             raise GenError("--commit must be a hex commit id")
-        text = render(agents, commit, sha, curated, str(robots_json))
+        date = None if args.commit else read_commit_date(robots_json)
+        text = render(agents, commit, sha, curated, str(robots_json), date)
     except GenError as e:
         print("gen_ai_robots: error: %s" % e, file=sys.stderr)
         return 2

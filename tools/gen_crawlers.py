@@ -52,12 +52,15 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
-from clfgen import GenError, check_or_write, one_line_comment, read_commit  # noqa: E402
+from clfgen import GenError, check_or_write, one_line_comment, read_commit, read_commit_date  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT_REL = "../shared/corpora/crawler-user-agents/crawler-user-agents.json"
 DEFAULT_OUTPUT_REL = "stdlib/crawlers.clf"
 REGEN_COMMAND = "python3 tools/gen_crawlers.py " + DEFAULT_INPUT_REL
+# The date of the upstream commit (its LICENSE-NOTE.md says), for classifyc
+# --max-data-age, which reads this line of the leading comment.
+DATE_LINE = "// data-date: %s (the upstream commit\'s)\n"
 UPSTREAM_REPO = "github.com/monperrus/crawler-user-agents"
 REASON_PREFIX = "crawler"
 
@@ -206,7 +209,7 @@ HEADER = """\
 //
 // Source: https://{repo}
 //   commit {commit}, file crawler-user-agents.json (sha256 {sha})
-//   Copyright (c) 2017 Martin Monperrus, MIT License (see LICENSE in the
+{dateline}//   Copyright (c) 2017 Martin Monperrus, MIT License (see LICENSE in the
 //   upstream repository). The patterns below are upstream's data; see
 //   "Conversion" for the only changes.
 //
@@ -261,7 +264,7 @@ EXCLUDED = {
 }
 
 
-def render(entries, commit, sha):
+def render(entries, commit, sha, date=None):
     tags = ordered_tags(entries)
     conv = {}
     skipped = []
@@ -278,6 +281,7 @@ def render(entries, commit, sha):
     tagtable = "\n".join("//   %-20s %4d patterns  reason \"%s:%s\"" % (t, counts[t], REASON_PREFIX, t)
                          for t in tags)
     out = [HEADER.format(regen=REGEN_COMMAND, repo=UPSTREAM_REPO, commit=commit, sha=sha,
+                           dateline=DATE_LINE % date if date else "",
                          nconv=len(conv), ntotal=len(entries), nskip=len(skipped), tagtable=tagtable)]
     for t in tags:
         ident = tag_ident(t)
@@ -365,7 +369,8 @@ def main(argv=None):
         commit = args.commit or read_commit(src)
         if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
             raise GenError("--commit must be a hex commit id")
-        text, nconv, skipped = render(entries, commit, sha)
+        date = None if args.commit else read_commit_date(src)
+        text, nconv, skipped = render(entries, commit, sha, date)
     except GenError as e:
         print("gen_crawlers: error: %s" % e, file=sys.stderr)
         return 2

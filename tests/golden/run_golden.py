@@ -24,7 +24,8 @@ def run(classifyc, mode, rel):
     p = subprocess.run([classifyc, MODES[mode]] + extra + ["-I", "check/modules", "-I", "lint/modules",
                         "--stdlib", "/nonexistent/stdlib", rel],
                        cwd=HERE, capture_output=True, timeout=60,
-                       env={k: v for k, v in os.environ.items() if k != "CLASSIFY_PATH"})
+                       env=dict({k: v for k, v in os.environ.items() if k != "CLASSIFY_PATH"},
+                                SOURCE_DATE_EPOCH="1796083200"))  # 2026-12-01: data-age
     out = p.stdout.decode("utf-8", "replace")
     err = p.stderr.decode("utf-8", "replace")
     text = ""
