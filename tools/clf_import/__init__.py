@@ -3,9 +3,10 @@
 The `clf-import` command (tools/clf-import, installed to PREFIX/bin) is the
 user interface; docs/importers.md documents it. Modules:
 
-  main.py        argparse front end: `clf-import anubis|robots-txt ...`
+  main.py        argparse front end: `clf-import anubis|robots-txt|verified-bots ...`
   robots_txt.py  robots.txt `User-agent` groups with `Disallow: /` -> a reject set
   anubis.py      Anubis bot policies (botPolicies.yaml/json) -> .clf
+  verified_bots.py  crawler operators' IP lists -> the verified_bots package
 
 Python 3 standard library only (anubis.py also needs PyYAML for YAML input).
 Each converter returns the whole .clf text or raises an error carrying
@@ -79,3 +80,13 @@ def read_bounded(path, stream=None):
     if len(data) > MAX_INPUT_BYTES:
         raise ValueError("larger than %d MiB" % (MAX_INPUT_BYTES >> 20))
     return data
+
+
+def read_input(path, stream=None):
+    """read_bounded, with its refusals as an InputError naming the file."""
+    try:
+        return read_bounded(path, stream)
+    except OSError as e:
+        raise InputError("cannot open: %s" % (e.strerror or e), path)
+    except ValueError as e:
+        raise InputError("cannot read: %s" % e, path)

@@ -2,6 +2,8 @@
 
     clf-import anubis POLICY.yaml|json [--data-dir DIR] [-o OUT.clf]
     clf-import robots-txt ROBOTS.txt [--name NAME] [-o OUT.clf]
+    clf-import verified-bots DIR | [LIST=]FILE... [--incomplete LIST] [--partial] [-o OUT.clf]
+    clf-import verified-bots --lists
 
 Exit status: 0 converted; 1 bad input (one line on standard error,
 `clf-import: FILE:LINE: error: MESSAGE`), or the output could not be
@@ -27,6 +29,14 @@ converters:
                whole site (`Disallow: /`) become a case-insensitive set of
                agent names, rejected as whole words (reason "robots-txt",
                or --name), as Anubis' robots2policy selects its DENY rules.
+  verified-bots  The crawler operators' published IP lists (Google's,
+               Bing's, OpenAI's ... JSON files; Amazon's HTML page), in a
+               directory laid out as the shared corpora are or as files,
+               become the verified_bots package: per crawler, whether a
+               User-Agent claim is verified, forged or unverifiable
+               (stdlib/verified_bots.clf is this converter's output for
+               ../shared/corpora/verified-bots). `--lists` prints the
+               lists, their URLs and their paths in a directory.
 
 The result goes to standard output, or atomically to -o FILE (a temporary
 file renamed into place: never a partial file). Compile it with
@@ -62,6 +72,21 @@ def build_parser():
     r.add_argument("robots", metavar="ROBOTS.txt", help='the robots.txt file ("-": standard input)')
     r.add_argument("--name", metavar="NAME", help='the reject reason (default "robots-txt")')
     r.add_argument("-o", "--output", metavar="OUT.clf", help="write here (atomically) instead of standard output")
+    v = sub.add_parser("verified-bots", help="crawler operators' published IP lists",
+                       description="Convert the crawler operators' published IP lists to the verified_bots "
+                                   "package (stdlib/README.md, docs/importers.md). DIR holds each list at "
+                                   "its path of --lists, with a LICENSE-NOTE.md naming each file's source "
+                                   "and licence (optional). A FILE is recognized by its name (the last "
+                                   "part of the list's URL); name the list with LIST=FILE otherwise.")
+    v.add_argument("inputs", metavar="DIR | [LIST=]FILE", nargs="*",
+                   help="a directory of lists, or a publisher's list (JSON, or Amazon's HTML page)")
+    v.add_argument("--incomplete", metavar="LIST", action="append", default=[],
+                   help="this copy of LIST is trimmed: an address outside it is unverifiable, not forged "
+                        "(repeatable)")
+    v.add_argument("--partial", action="store_true",
+                   help="allow lists to be missing (their crawlers are then verified by no address)")
+    v.add_argument("--lists", action="store_true", help="print the lists (LIST, publisher, URL, path) and exit")
+    v.add_argument("-o", "--output", metavar="OUT.clf", help="write here (atomically) instead of standard output")
     return p
 
 
@@ -129,11 +154,61 @@ def format_error(e, default_path):
     return "%s: error: %s" % (default_path, msg)
 
 
+def verified_bots_text(args):
+    """The verified_bots package for `clf-import verified-bots` arguments."""
+    from . import verified_bots as vb
+    if args.lists:
+        return "".join("%-29s %-24s %s\n%29s %s\n" % (l["id"], l["publisher"], l["url"], "", l["corpus"])
+                       for l in vb.LISTS)
+    if not args.inputs:
+        build_parser().error("verified-bots: no input (a directory or files; --lists prints the lists)")
+    for name in args.incomplete:
+        if name not in vb.LIST_BY_ID:
+            build_parser().error("verified-bots: unknown list '%s' in --incomplete (lists: %s)"
+                                 % (name, ", ".join(vb.LIST_BY_ID)))
+    if any(os.path.isdir(a) for a in args.inputs):
+        if len(args.inputs) > 1:
+            build_parser().error("verified-bots: a directory is the only input")
+        lists = vb.read_corpus(args.inputs[0], args.partial)
+    else:
+        lists = {}
+        for arg in args.inputs:
+            name, eq, path = arg.partition("=")
+            if eq and name in vb.LIST_BY_ID:
+                list_id = name
+            elif eq and re.fullmatch(r"[a-z0-9-]+", name):
+                build_parser().error("verified-bots: unknown list '%s' in '%s' (lists: %s)"
+                                     % (name, arg, ", ".join(vb.LIST_BY_ID)))
+            else:
+                path = arg
+                list_id = vb.list_for_file(path)
+                if list_id is None:
+                    raise InputError("cannot tell which list this file is from its name; write LIST=%s "
+                                     "(clf-import verified-bots --lists)" % path, path)
+            if list_id in lists:
+                raise InputError("list %s given twice (also %s)" % (list_id, lists[list_id].display), path)
+            lists[list_id] = vb.read_list(path, list_id, path)
+        missing = [l["id"] for l in vb.LISTS if l["id"] not in lists]
+        if missing and not args.partial:
+            raise InputError("lists missing: %s (give them, or --partial to go without: their crawlers "
+                             "are then verified by no address)" % ", ".join(missing), "verified-bots")
+    for name in args.incomplete:
+        if name in lists:
+            lists[name].incomplete = True
+    return vb.render(lists)
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    src = args.robots if args.format == "robots-txt" else args.policy
+    src = {"robots-txt": "robots", "anubis": "policy"}.get(args.format)
+    src = getattr(args, src) if src else "verified-bots"
     try:
-        if args.format == "robots-txt":
+        if args.format == "verified-bots":
+            text = verified_bots_text(args)
+            if args.lists:
+                write_output(None, text)
+                return 0
+        elif args.format == "robots-txt":
             from . import robots_txt
             if args.name is not None and args.name == "":
                 build_parser().error("--name must not be empty")

@@ -38,7 +38,7 @@ Differences, on purpose (docs/importers.md):
 
 import os
 
-from . import InputError, read_bounded, clf_string, comment_text
+from . import InputError, read_input, clf_string, comment_text
 
 DEFAULT_REASON = "robots-txt"
 RULE_DIRECTIVES = ("disallow", "allow", "crawl-delay")
@@ -129,16 +129,11 @@ def blocked_agents(groups, path="robots.txt"):
 def read_text(path):
     """The file (or standard input for "-") as str; non-UTF-8 bytes are kept
     as surrogate escapes and written back as \\xNN."""
-    try:
-        if path == "-":
-            import sys
-            data = read_bounded(None, sys.stdin.buffer)
-        else:
-            data = read_bounded(path)
-    except OSError as e:
-        raise InputError("cannot open: %s" % (e.strerror or e), path)
-    except ValueError as e:
-        raise InputError("cannot read: %s" % e, path)
+    if path == "-":
+        import sys
+        data = read_input(path, sys.stdin.buffer)
+    else:
+        data = read_input(path)
     return data.decode("utf-8", "surrogateescape")
 
 
