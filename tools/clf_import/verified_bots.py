@@ -195,6 +195,17 @@ FAMILIES = [
 COMPARISON_WORDS = ("like", "with", "following")
 
 
+def _minimal(phrases):
+    """The phrases no shorter one is inside (ASCII case-insensitively), in
+    their order: COMPARED is a `contains` prefilter, where `like Googlebot`
+    already finds every `like Googlebot-Image` (classifyc's dead-element
+    lint says so)."""
+    low = [p.lower() for p in phrases]
+    return [p for i, p in enumerate(phrases)
+            if not any(j != i and low[j] in low[i] and (len(low[j]) < len(low[i]) or j < i)
+                       for j in range(len(phrases)))]
+
+
 def token_name(token):
     """The crawler's name in reasons: the token in lower case."""
     return token.lower()
@@ -588,7 +599,18 @@ def _header(fams, lists_by_id):
     src.append("//   The publishers attach no licence to the lists: they publish them so\n"
                "//   that sites can verify their crawlers; a mirror's licence covers the\n"
                "//   mirror repository, not the publisher's data.\n")
-    return HEADER.format(families="".join(fam_lines), note=note, sources="".join(src).rstrip("\n"))
+    header = HEADER.format(families="".join(fam_lines), note=note, sources="".join(src).rstrip("\n"))
+    # classifyc --max-data-age reads this line: the stalest list's date
+    dates = sorted(d.creation_time[:10] for d in lists_by_id.values() if d.creation_time)
+    if not dates:
+        return header
+    return _with_dateline(header, "// data-date: %s (the oldest list's creationTime)\n" % dates[0])
+
+
+def _with_dateline(header, dateline):
+    """The header with the data-date line after its first paragraph."""
+    first, sep, rest = header.partition("\n//\n")
+    return first + "\n" + dateline + sep[1:] + rest if sep else header + dateline
 
 
 def _set(items, ci, indent=None):
@@ -632,7 +654,7 @@ def _state_fn(F):
 # Every request goes through check_forged and state: one literal test on
 # the User-Agent (any token anywhere) skips the families' tests for the
 # requests that claim nothing.
-GATE = "    if !req.header(\"user-agent\").contains(CLAIM_TOKENS) { %s }\n"
+GATE = "    if !req.header(\"user-agent\").contains(CLAIM_GATE) { %s }\n"
 
 
 def render(lists_by_id):
@@ -642,10 +664,13 @@ def render(lists_by_id):
     out = [_header(fams, lists_by_id)]
     out.append("\n// ---- every token\n\npub const CLAIM_TOKENS = %s\n"
                % _set(all_tokens(), True, ""))
+    out.append("// The cheap first test of every claim: the tokens no shorter one is inside\n"
+               "// (`Googlebot` finds `Googlebot-Image` under contains).\n"
+               "const CLAIM_GATE = %s\n" % _set(_minimal(all_tokens()), True, ""))
     out.append("\n// Comparisons with any token (`like Googlebot`); the family's own are then\n"
                "// byte tests on the lowered User-Agent.\n")
-    out.append("const COMPARED = %s\n" % _set(["%s %s" % (w, t) for t in all_tokens() for w in COMPARISON_WORDS],
-                                               True, ""))
+    out.append("const COMPARED = %s\n" % _set(_minimal(["%s %s" % (w, t) for t in all_tokens()
+                                                         for w in COMPARISON_WORDS]), True, ""))
 
 
     for F in fams:
