@@ -25,6 +25,7 @@ CLF_API const char *clf_strerror(int status)
     case CLF_E_LIMIT: return "limit exceeded";
     case CLF_E_STATE: return "invalid state";
     case CLF_E_SINK: return "the output sink asked to stop";
+    case CLF_E_IO: return "a file could not be read";
     default: return "unknown status";
     }
 }
@@ -159,6 +160,22 @@ CLF_API clf_status clf_ctx_set_rdns(clf_ctx *ctx, const char *name, size_t len)
 {
     if (!ctx || (!name && len)) return CLF_E_INVALID;
     return vm_ctx_set_rdns(ctx, name, len);
+}
+
+CLF_API clf_status clf_ctx_set_time(clf_ctx *ctx, int64_t seconds)
+{
+    if (!ctx) return CLF_E_INVALID;
+    ctx->time = seconds;
+    ctx->time_set = 1;
+    return CLF_OK;
+}
+
+CLF_API clf_status clf_ctx_set_scheme(clf_ctx *ctx, const char *scheme, size_t len)
+{
+    if (!ctx || (!scheme && len)) return CLF_E_INVALID;
+    ctx->scheme = scheme ? scheme : "";
+    ctx->scheme_len = len;
+    return CLF_OK;
 }
 
 static clf_status set_field(clf_ctx *ctx, int f, const char *p, size_t n)

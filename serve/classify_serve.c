@@ -135,8 +135,8 @@ static void reload(mainloop *m, const char *why)
 
     if (atomic_load(&srv->stopping))
         return;
-    srv_rules *r = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, srv->nworkers,
-                                  &m->seen, err, sizeof err);
+    srv_rules *r = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, cfg->keys_path,
+                                  srv->nworkers, &m->seen, err, sizeof err);
     if (r == NULL) {
         atomic_fetch_add(&srv->g.reloads_failed, 1);
         srv_log_error("reload (%s) refused: %s: %s; still serving rules generation %llu",
@@ -332,8 +332,8 @@ static int run(srv_server *srv, srv_config *cfg)
     srv->nworkers = cfg->threads ? cfg->threads : default_threads();
     if (load_reject_body(srv, cfg) != 0)
         return EXIT_USAGE;
-    srv_rules *first = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, srv->nworkers,
-                                      &m.seen, err, sizeof err);
+    srv_rules *first = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, cfg->keys_path,
+                                      srv->nworkers, &m.seen, err, sizeof err);
     if (first == NULL) {
         srv_log_error("%s: %s", cfg->rules_path, err);
         return EXIT_USAGE;

@@ -38,6 +38,9 @@ const char srv_usage_text[] =
     "Classification:\n"
     "  --trust-proxy CIDR       a proxy trusted to report the client address\n"
     "                           (X-Forwarded-For, X-Real-IP); repeatable\n"
+    "  --keys PATH              verify HTTP Message Signatures (Web Bot Auth)\n"
+    "                           with the JWK Set in PATH, or each *.json set\n"
+    "                           in directory PATH; re-read with the rules\n"
     "  --threads N              worker threads, each with its own context\n"
     "                           (default: one per CPU)\n"
     "  --on-error accept|reject verdict when classification fails (default\n"
@@ -131,6 +134,7 @@ static const opt_def opts[] = {
     {"listen-admin", K_LISTEN, 0, 0, 0, SRV_ADMIN},
     {"rules", K_STRING, F(rules_path), 0, 0, 0},
     {"trust-proxy", K_TRUST, 0, 0, 0, 0},
+    {"keys", K_STRING, F(keys_path), 0, 0, 0},
     {"threads", K_UINT, F(threads), 1, 256, 0},
     {"on-error", K_ON_ERROR, F(on_error), 0, 0, 0},
     {"reject-status", K_STATUS, F(reject_status), 0, 0, 0},
@@ -476,6 +480,7 @@ void srv_config_free(srv_config *cfg)
     free(cfg->listens);
     free(cfg->rules_path);
     free(cfg->trusted_proxies);
+    free(cfg->keys_path);
     free(cfg->reject_body);
     free(cfg->reject_file);
     free(cfg->reject_content_type);

@@ -47,6 +47,7 @@ typedef struct srv_config {
     srv_listen_cfg *listens;
     size_t listen_count;
     char *trusted_proxies; /* the --trust-proxy values joined with ',' */
+    char *keys_path;       /* --keys: a JWK Set file or a directory of them */
     unsigned threads;      /* 0: one per online CPU */
 
     unsigned reject_status;    /* pass-through reject (default 403) */
