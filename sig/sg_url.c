@@ -86,8 +86,13 @@ long sg_url_norm(const char *url, size_t n, char *out, size_t cap, int *origin)
     size_t path0 = o;
     while (i < n && url[i] != '?' && url[i] != '#') {
         unsigned char c = (unsigned char)url[i];
-        if (c == '%' && n - i >= 3 && vm_hex_value((unsigned char)url[i + 1]) >= 0 &&
-            vm_hex_value((unsigned char)url[i + 2]) >= 0) {
+        if (c == '%') {
+            /* Not a URI (RFC 3986 section 2.1) unless two hex digits
+             * follow; decoding around a stray '%' ("%3%36") could make a
+             * new escape, and the form would not be canonical. */
+            if (n - i < 3 || vm_hex_value((unsigned char)url[i + 1]) < 0 ||
+                vm_hex_value((unsigned char)url[i + 2]) < 0)
+                return -1;
             unsigned char d = (unsigned char)(vm_hex_value((unsigned char)url[i + 1]) << 4 |
                                               vm_hex_value((unsigned char)url[i + 2]));
             if (is_unreserved(d)) {

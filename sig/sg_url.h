@@ -19,7 +19,8 @@
  *   "HTTPS://Signature-Agent.TEST:443/"     -> "https://signature-agent.test"
  *   "https://a.test/keys/../jwks.json?x=1"  -> "https://a.test/jwks.json"
  *
- * Refused (returns -1): another scheme, no host, userinfo ("u@host":
+ * Refused (returns -1): another scheme, no host, a '%' without two hex
+ * digits after it (not a URI, RFC 3986 section 2.1), userinfo ("u@host":
  * nothing legitimate needs it and it makes URLs that look alike), a port
  * that is not decimal, bytes outside printable ASCII, a result over cap.
  * Pure; no allocation.

@@ -145,6 +145,21 @@ static int covered_agent(verifier *v, const sg_member *m, sg_str label, sg_str *
     return 1;
 }
 
+/* a + b and a - b, saturating: the request's time is the host's (any
+ * int64, clf_ctx_set_time) and so are a key's nbf and exp. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    return a + b;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+    if (b == INT64_MIN) return a >= 0 ? INT64_MAX : a - INT64_MIN; /* no -b */
+    return sat_add(a, -b);
+}
+
 /* The key for keyid and the covered agent (sg_keyring_find), or a reason. */
 static int find_key(verifier *v, sg_str keyid, const sg_member *m, sg_str label, sig_check *c)
 {
@@ -188,7 +203,7 @@ static int find_key(verifier *v, sg_str keyid, const sg_member *m, sg_str label,
     c->agent = k->agent != SG_NO_AGENT && nn > 0 ? sg_keyring_agent(v->ring, k->agent)
                                                  : (sg_str){"", 0};
     int64_t now = v->pol->now, skew = v->pol->skew;
-    if (k->nbf != INT64_MIN && now + skew < k->nbf) {
+    if (k->nbf != INT64_MIN && sat_add(now, skew) < k->nbf) {
         vm_text_str(&v->why, "key ");
         vm_text_quote(&v->why, keyid.p, keyid.n);
         vm_text_str(&v->why, " is not valid before ");
@@ -196,7 +211,7 @@ static int find_key(verifier *v, sg_str keyid, const sg_member *m, sg_str label,
         vm_text_str(&v->why, " (its JWK's nbf)");
         return -1;
     }
-    if (k->exp != INT64_MAX && now - skew > k->exp) {
+    if (k->exp != INT64_MAX && sat_sub(now, skew) > k->exp) {
         vm_text_str(&v->why, "key ");
         vm_text_quote(&v->why, keyid.p, keyid.n);
         vm_text_str(&v->why, " expired at ");
@@ -211,9 +226,9 @@ static int find_key(verifier *v, sg_str keyid, const sg_member *m, sg_str label,
 static int check_times(verifier *v, const sg_bare *created, const sg_bare *expires)
 {
     int64_t now = v->pol->now, skew = v->pol->skew;
-    if (created && created->i > now + skew) {
+    if (created && created->i > sat_add(now, skew)) {
         vm_text_str(&v->why, "created ");
-        vm_text_i64(&v->why, created->i - now);
+        vm_text_i64(&v->why, sat_sub(created->i, now));
         vm_text_str(&v->why, " s in the future: not yet valid (tolerance ");
         vm_text_i64(&v->why, skew);
         vm_text_str(&v->why, " s)");
@@ -223,9 +238,9 @@ static int check_times(verifier *v, const sg_bare *created, const sg_bare *expir
         vm_text_str(&v->why, "expires is before created");
         return -1;
     }
-    if (expires && now - skew > expires->i) {
+    if (expires && sat_sub(now, skew) > expires->i) {
         vm_text_str(&v->why, "expired ");
-        vm_text_i64(&v->why, now - expires->i);
+        vm_text_i64(&v->why, sat_sub(now, expires->i));
         vm_text_str(&v->why, " s ago (expires=");
         vm_text_i64(&v->why, expires->i);
         vm_text_str(&v->why, ", tolerance ");

@@ -129,6 +129,8 @@ Test(sig_url, normalization)
         {"https://a.test:44x3", NULL, 0},
         {"https://", NULL, 0},
         {"https://a .test", NULL, 0},
+        {"https://a.test/%3%36", NULL, 0}, /* a stray '%': not a URI */
+        {"https://a.test/%", NULL, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char out[256];
