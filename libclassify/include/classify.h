@@ -367,7 +367,10 @@ typedef struct clf_ctx clf_ctx;
  * when the program captures (`s.capture(...)`), PCRE2's match data and
  * backtracking frames (about 130 KiB and up, from the host allocator) and
  * a 1 MiB JIT stack (reserved by PCRE2's JIT allocator, mmap, like JIT
- * code: outside the host allocator). Returns CLF_OK and stores it in *out, or
+ * code: outside the host allocator); when the rules read a signature field
+ * (`req.signature_*`), a 25 KiB verification scratch and 32 bytes per
+ * CLF_LIMIT_HEADERS header line (a signature may cover any header, so
+ * every line is kept, borrowed like the others). Returns CLF_OK and stores it in *out, or
  * CLF_E_INVALID, CLF_E_NOMEM, CLF_E_BACKEND (with a message in `err`).
  * The context borrows `prog`, which must outlive it. A context may be used
  * by one thread at a time; make one per thread. */
@@ -490,7 +493,11 @@ typedef struct clf_verdict {
  * CLF_E_BACKEND (a Hyperscan scan failed; hs_scan's error code is in
  * clf_ctx_errmsg()). On error *out is not written and clf_ctx_errmsg()
  * says what failed. Allocates nothing. The program always terminates:
- * bytecode jumps only forward. */
+ * bytecode jumps only forward. The first `req.signature_*` field the
+ * rules read verifies the request's signatures (at most once per request,
+ * docs/signatures.md), building each signature base in what is left of the
+ * string workspace; a base that does not fit makes the signature invalid,
+ * not the call fail. */
 CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out);
 /* A rules file compiled from rewrite sets alone has no `main`: clf_eval
  * and clf_eval_explain return CLF_E_STATE for it (clf_ctx_errmsg() says
