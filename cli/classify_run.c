@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/types.h>
 
 #define PROG "classify-run"
@@ -62,6 +63,17 @@ static const char usage_text[] =
     "                     request's client address, as a host would resolve it\n"
     "                     (req.rdns; '' means resolved, no confirmed name);\n"
     "                     without it req.rdns_checked is false\n"
+    "  --keys PATH        verify HTTP Message Signatures (Web Bot Auth) with the\n"
+    "                     JWK Set in PATH, or every *.json set in directory PATH\n"
+    "                     (req.signature_*; docs/signatures.md)\n"
+    "  --time SECONDS     the time of every request, in seconds since the epoch,\n"
+    "                     for signatures' created and expires (default: now)\n"
+    "  --scheme SCHEME    the scheme requests came by (https or http), for\n"
+    "                     @scheme, @target-uri and @authority; an absolute-form\n"
+    "                     target gives its own\n"
+    ;
+/* In two parts: C11 promises string literals of 4,095 bytes only. */
+static const char usage_text2[] =
     "  --filter NAME      decide with entry filter NAME of the rules instead of\n"
     "                     main (a filter of the compiled file that accepts or\n"
     "                     rejects on every path; classifyc --dump marks them)\n"
@@ -72,9 +84,7 @@ static const char usage_text[] =
     "                     '  FILE:LINE: STEP', with the source line under the\n"
     "                     first step on it when FILE can be read; with --json,\n"
     "                     an \"explain\" array of {file, line, col, depth, text}\n"
-    "\n";
-/* In two parts: C11 promises string literals of 4,095 bytes only. */
-static const char usage_text2[] =
+    "\n"
     "Rewriting (docs/classify-run.md, Rewriting a body):\n"
     "  --rewrite NAME     stream FILE (standard input without one) through the\n"
     "                     rewrite set NAME of the rules, to standard output\n"
@@ -132,6 +142,10 @@ typedef struct options {
     const char *ipdb[4];      /* --ipdb FILE... */
     size_t nipdb;
     clf_ipdb *ipdbs[4];       /* opened by load_rules, closed by main */
+    const char *keys;         /* --keys, or NULL */
+    const char *time;         /* --time, or NULL */
+    int64_t time_value;       /* --time, parsed */
+    const char *scheme;       /* --scheme, or NULL */
     char *trusted;            /* --trust-proxy values joined with ',' (malloc'd) */
     size_t trusted_len;
     rewrite_opts rewrite;     /* --rewrite and its options (rewrite.set NULL: none) */
@@ -156,7 +170,7 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
     /* Options of classifying, which --rewrite does not take. */
     static const char *const classify_only[] = {"--request", "--ua-file", "--filter", "--json",
                                                 "--explain", "--remote-addr", "--trust-proxy",
-                                                "--rdns", "--ipdb"};
+                                                "--rdns", "--ipdb", "--keys", "--time", "--scheme"};
     for (size_t k = 0; k < sizeof classify_only / sizeof *classify_only; k++)
         if (strcmp(a, classify_only[k]) == 0 && !o->first_other) o->first_other = a;
 
@@ -237,6 +251,35 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
             return ARGS_BAD;
         }
         o->ipdb[o->nipdb++] = argv[++*i];
+    } else if (strcmp(a, "--keys") == 0 || strcmp(a, "--time") == 0 ||
+               strcmp(a, "--scheme") == 0) {
+        const char **slot = a[2] == 'k' ? &o->keys : a[2] == 't' ? &o->time : &o->scheme;
+        if (*i + 1 >= argc) {
+            cli_usage_error(PROG, "option '%s' needs %s", a,
+                            a[2] == 'k' ? "a file or directory"
+                            : a[2] == 't' ? "a number of seconds" : "a scheme");
+            return ARGS_BAD;
+        }
+        if (*slot != NULL) {
+            cli_usage_error(PROG, "option '%s' given more than once", a);
+            return ARGS_BAD;
+        }
+        const char *v = argv[++*i];
+        if (a[2] == 't') {
+            char *end;
+            errno = 0;
+            long long t = strtoll(v, &end, 10);
+            if (!*v || *end || errno) {
+                cli_usage_error(PROG, "--time: '%s' is not a whole number of seconds since "
+                                "the epoch", v);
+                return ARGS_BAD;
+            }
+            o->time_value = t;
+        } else if (a[2] == 's' && strcmp(v, "https") != 0 && strcmp(v, "http") != 0) {
+            cli_usage_error(PROG, "--scheme: '%s' is neither https nor http", v);
+            return ARGS_BAD;
+        }
+        *slot = v;
         *in_request = 0;
     } else if (strcmp(a, "--ua-file") == 0 || strcmp(a, "--filter") == 0 ||
                strcmp(a, "--rdns") == 0) {
@@ -429,16 +472,27 @@ typedef struct runner {
     const char *remote_addr; /* --remote-addr, set on every request */
     const char *rdns;        /* --rdns, set on every request */
     uint32_t filter;         /* the entry filter that decides (--filter) */
+    const options *o;        /* --time and --scheme, set on every request */
 } runner;
 
 /* Hands `req` to the context and evaluates. On failure writes a message to
  * err and returns -1. The request's bytes stay alive across clf_eval(), as
  * the context only borrows them. */
-static int classify(clf_ctx *ctx, uint32_t filter, const http_request *req, clf_verdict *v,
-                    explain_log *explain, const char *remote_addr, const char *rdns, char *err,
+static int classify(const runner *r, const http_request *req, clf_verdict *v, char *err,
                     size_t errlen)
 {
+    clf_ctx *ctx = r->ctx;
+    uint32_t filter = r->filter;
+    explain_log *explain = r->explain;
+    const char *remote_addr = r->remote_addr, *rdns = r->rdns;
     clf_ctx_reset(ctx);
+    if (r->o->time != NULL) clf_ctx_set_time(ctx, r->o->time_value);
+    /* The scheme: an absolute-form target's own, else --scheme. */
+    const char *t = req->target.ptr;
+    size_t tn = req->target.len;
+    if (tn >= 8 && strncasecmp(t, "https://", 8) == 0) clf_ctx_set_scheme(ctx, t, 5);
+    else if (tn >= 7 && strncasecmp(t, "http://", 7) == 0) clf_ctx_set_scheme(ctx, t, 4);
+    else if (r->o->scheme != NULL) clf_ctx_set_scheme(ctx, r->o->scheme, strlen(r->o->scheme));
     if (remote_addr != NULL) /* checked when the options were read */
         clf_ctx_set_peer(ctx, remote_addr, strlen(remote_addr));
     if (rdns != NULL) /* checked too; "" is "resolved, no confirmed name" */
@@ -514,7 +568,7 @@ static int run_request_file(const runner *r, const char *path)
     clf_verdict v;
     int status = 0;
     if (http_request_parse(&req, data, len, err, sizeof err) != HTTP_PARSE_OK ||
-        classify(r->ctx, r->filter, &req, &v, r->explain, r->remote_addr, r->rdns, err, sizeof err) != 0) {
+        classify(r, &req, &v, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s: error: %s\n", display_name(path), err);
         status = -1;
     } else {
@@ -568,7 +622,7 @@ static int run_ua_line(const runner *r, const char *name, size_t lineno,
     req.query.ptr = "";
     req.headers = &h;
     req.header_count = len > 0;
-    if (classify(r->ctx, r->filter, &req, &v, r->explain, r->remote_addr, r->rdns, err, sizeof err) != 0) {
+    if (classify(r, &req, &v, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s:%zu: error: %s\n", name, lineno, err);
         return -1;
     }
@@ -664,10 +718,23 @@ static int load_rules(const char *path, options *o, clf_program **prog, clf_ctx 
     *prog = NULL;
     *ctx = NULL;
     int rc = clf_options_new(&lo);
+    clf_keyring *ring = NULL;
+    if (rc == CLF_OK && o->keys != NULL) {
+        /* The program copies the keys; the ring goes once it is loaded. */
+        rc = clf_keyring_new(&ring);
+        if (rc == CLF_OK && (rc = clf_keyring_load(ring, o->keys, err, sizeof err)) != CLF_OK) {
+            fprintf(stderr, PROG ": --keys: error: %s\n", err);
+            clf_keyring_free(ring);
+            clf_options_free(lo);
+            return -1;
+        }
+        if (rc == CLF_OK) clf_options_set_keyring(lo, ring);
+    }
     if (rc == CLF_OK && o->trusted != NULL &&
         clf_options_set_trusted_proxies(lo, o->trusted, o->trusted_len, err, sizeof err) != CLF_OK) {
         fprintf(stderr, PROG ": --trust-proxy: error: %s\n", err);
         clf_options_free(lo);
+        clf_keyring_free(ring);
         return -1;
     }
     for (size_t k = 0; rc == CLF_OK && k < o->nipdb; k++) {
@@ -681,10 +748,12 @@ static int load_rules(const char *path, options *o, clf_program **prog, clf_ctx 
     if (rc != CLF_OK || read_file(path, MAX_RULES_BYTES, &data, &len) != 0) {
         if (rc != CLF_OK) fprintf(stderr, PROG ": error: %s\n", clf_strerror(rc));
         clf_options_free(lo);
+        clf_keyring_free(ring);
         return -1;
     }
     rc = clf_program_load(data, len, lo, prog, err, sizeof err);
     clf_options_free(lo);
+    clf_keyring_free(ring);
     free(data); /* the program keeps its own copy */
     if (rc == CLF_OK)
         rc = clf_ctx_new(*prog, ctx, err, sizeof err);
@@ -702,7 +771,7 @@ static int run(const options *o, clf_ctx *ctx, uint32_t filter)
 {
     explain_log log;
     runner r = {ctx, stdout, o->json, o->request_count > 1, o->explain ? &log : NULL,
-                o->remote_addr, o->rdns, filter};
+                o->remote_addr, o->rdns, filter, o};
     int status = EXIT_CLASSIFIED;
 
     explain_log_init(&log);

@@ -189,6 +189,9 @@ const req_field_desc cc_request_fields[] = {
     {"client_ip", RF_CLIENT_IP, T_IP, ORIGIN_NONE},
     {"rdns", RF_RDNS, T_STR, ORIGIN_NONE},
     {"rdns_checked", RF_RDNS_CHECKED, T_BOOL, ORIGIN_NONE},
+    {"signature_status", RF_SIGNATURE_STATUS, T_STR, ORIGIN_NONE},
+    {"signature_agent", RF_SIGNATURE_AGENT, T_STR, ORIGIN_NONE},
+    {"signature_keyid", RF_SIGNATURE_KEYID, T_STR, ORIGIN_NONE},
 };
 const unsigned cc_nrequest_fields = sizeof cc_request_fields / sizeof cc_request_fields[0];
 

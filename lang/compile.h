@@ -89,7 +89,8 @@ enum { ORIGIN_NONE = 0, ORIGIN_METHOD, ORIGIN_PATH, ORIGIN_QUERY, ORIGIN_HEADER 
  * `req.NAME`: check.c types them from cc_request_fields, translate.c
  * lowers each by its id. */
 typedef enum req_field {
-    RF_NONE = 0, RF_METHOD, RF_PATH, RF_QUERY, RF_CLIENT_IP, RF_RDNS, RF_RDNS_CHECKED
+    RF_NONE = 0, RF_METHOD, RF_PATH, RF_QUERY, RF_CLIENT_IP, RF_RDNS, RF_RDNS_CHECKED,
+    RF_SIGNATURE_STATUS, RF_SIGNATURE_AGENT, RF_SIGNATURE_KEYID
 } req_field;
 typedef struct req_field_desc {
     const char *name;

@@ -336,6 +336,16 @@ static int gen_request_field(cg *g, ast *e)
         r = cg_new_reg(g, VM_T_BOOL);
         cg_emit(g, OP_RDNSCHK, (uint32_t)r, 0, 0);
         return r;
+    case RF_SIGNATURE_STATUS:
+    case RF_SIGNATURE_AGENT:
+    case RF_SIGNATURE_KEYID: { /* verified on the first read (vm/sigctx.c) */
+        static const int ops[] = {[RF_SIGNATURE_STATUS] = OP_SIGSTATUS,
+                                  [RF_SIGNATURE_AGENT] = OP_SIGAGENT,
+                                  [RF_SIGNATURE_KEYID] = OP_SIGKEYID};
+        r = cg_new_reg(g, VM_T_STR);
+        cg_emit(g, ops[e->field], (uint32_t)r, 0, 0);
+        return r;
+    }
     default: { /* the str fields the context holds */
         static const uint32_t fields[] = {[RF_METHOD] = VM_FIELD_METHOD, [RF_PATH] = VM_FIELD_PATH,
                                           [RF_QUERY] = VM_FIELD_QUERY, [RF_RDNS] = VM_FIELD_RDNS};

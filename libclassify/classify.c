@@ -170,6 +170,22 @@ CLF_API clf_status clf_ctx_set_rdns(clf_ctx *ctx, const char *name, size_t len)
     return vm_ctx_set_rdns(ctx, name, len);
 }
 
+CLF_API clf_status clf_ctx_set_time(clf_ctx *ctx, int64_t seconds)
+{
+    if (!ctx) return CLF_E_INVALID;
+    ctx->time = seconds;
+    ctx->time_set = 1;
+    return CLF_OK;
+}
+
+CLF_API clf_status clf_ctx_set_scheme(clf_ctx *ctx, const char *scheme, size_t len)
+{
+    if (!ctx || (!scheme && len)) return CLF_E_INVALID;
+    ctx->scheme = scheme ? scheme : "";
+    ctx->scheme_len = len;
+    return CLF_OK;
+}
+
 static clf_status set_field(clf_ctx *ctx, int f, const char *p, size_t n)
 {
     if (!ctx || (!p && n)) return CLF_E_INVALID;

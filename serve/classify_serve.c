@@ -136,7 +136,7 @@ static void reload(mainloop *m, const char *why)
     if (atomic_load(&srv->stopping))
         return;
     srv_rules *r = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, cfg->ipdb_paths,
-                                  srv->nworkers, &m->seen, err, sizeof err);
+                                  cfg->keys_path, srv->nworkers, &m->seen, err, sizeof err);
     if (r == NULL) {
         atomic_fetch_add(&srv->g.reloads_failed, 1);
         srv_log_error("reload (%s) refused: %s: %s; still serving rules generation %llu",
@@ -333,7 +333,7 @@ static int run(srv_server *srv, srv_config *cfg)
     if (load_reject_body(srv, cfg) != 0)
         return EXIT_USAGE;
     srv_rules *first = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, cfg->ipdb_paths,
-                                      srv->nworkers, &m.seen, err, sizeof err);
+                                      cfg->keys_path, srv->nworkers, &m.seen, err, sizeof err);
     if (first == NULL) {
         srv_log_error("%s: %s", cfg->rules_path, err);
         return EXIT_USAGE;

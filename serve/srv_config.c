@@ -41,6 +41,9 @@ const char srv_usage_text[] =
     "  --ipdb FILE              a MaxMind database (ASN, country) for ip.asn(),\n"
     "                           ip.asn_org(), ip.country(); repeatable, up to 4;\n"
     "                           opened again at each reload\n"
+    "  --keys PATH              verify HTTP Message Signatures (Web Bot Auth)\n"
+    "                           with the JWK Set in PATH, or each *.json set\n"
+    "                           in directory PATH; re-read with the rules\n"
     "  --threads N              worker threads, each with its own context\n"
     "                           (default: one per CPU)\n"
     "  --on-error accept|reject verdict when classification fails (default\n"
@@ -136,6 +139,7 @@ static const opt_def opts[] = {
     {"rules", K_STRING, F(rules_path), 0, 0, 0},
     {"trust-proxy", K_TRUST, 0, 0, 0, 0},
     {"ipdb", K_IPDB, 0, 0, 0, 0},
+    {"keys", K_STRING, F(keys_path), 0, 0, 0},
     {"threads", K_UINT, F(threads), 1, 256, 0},
     {"on-error", K_ON_ERROR, F(on_error), 0, 0, 0},
     {"reject-status", K_STATUS, F(reject_status), 0, 0, 0},
@@ -495,6 +499,7 @@ void srv_config_free(srv_config *cfg)
     free(cfg->rules_path);
     free(cfg->trusted_proxies);
     free(cfg->ipdb_paths);
+    free(cfg->keys_path);
     free(cfg->reject_body);
     free(cfg->reject_file);
     free(cfg->reject_content_type);

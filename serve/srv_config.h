@@ -48,6 +48,7 @@ typedef struct srv_config {
     size_t listen_count;
     char *trusted_proxies; /* the --trust-proxy values joined with ',' */
     char *ipdb_paths;      /* the --ipdb files joined with '\n' (paths may hold commas) */
+    char *keys_path;       /* --keys: a JWK Set file or a directory of them */
     unsigned threads;      /* 0: one per online CPU */
 
     unsigned reject_status;    /* pass-through reject (default 403) */

@@ -102,9 +102,29 @@ int srv_rules_same_file(const struct stat *a, const struct stat *b)
            a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipdbs,
-                          unsigned nctx, struct stat *seen, char *err, size_t errlen)
+/* The key ring of --keys into opts; *ring is freed by the caller once
+ * the program (which copies the keys) is loaded. */
+static int load_keys(clf_options *opts, const char *keys, clf_keyring **ring, char *err,
+                     size_t errlen)
 {
+    char msg[CLF_ERRMSG_SIZE];
+    if (clf_keyring_new(ring) != CLF_OK) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (clf_keyring_load(*ring, keys, msg, sizeof msg) != CLF_OK) {
+        snprintf(err, errlen, "--keys: %s", msg);
+        return -1;
+    }
+    clf_options_set_keyring(opts, *ring);
+    return 0;
+}
+
+srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipdbs,
+                          const char *keys, unsigned nctx, struct stat *seen, char *err,
+                          size_t errlen)
+{
+    clf_keyring *ring = NULL;
     size_t len = 0;
     char *bytes = read_whole(path, &len, seen, err, errlen);
     if (bytes == NULL)
@@ -124,8 +144,12 @@ srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipd
         goto fail;
     if (open_ipdbs(r, opts, ipdbs, err, errlen) != 0)
         goto fail;
+    if (keys != NULL && load_keys(opts, keys, &ring, err, errlen) != 0)
+        goto fail;
     if (clf_program_load(bytes, len, opts, &r->prog, err, errlen) != CLF_OK)
         goto fail;
+    clf_keyring_free(ring);
+    ring = NULL;
     for (unsigned i = 0; i < nctx; i++) {
         if (clf_ctx_new(r->prog, &r->ctx[i], err, errlen) != CLF_OK)
             goto fail;
@@ -137,6 +161,7 @@ srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipd
     return r;
 fail:
     clf_options_free(opts);
+    clf_keyring_free(ring);
     free(bytes);
     bundle_free(r);
     return NULL;

@@ -45,14 +45,17 @@ typedef struct srv_rules_holder {
 } srv_rules_holder;
 
 /* Reads and loads `path` with `trusted` proxies (NULL or a list for
- * clf_options_set_trusted_proxies) and the IP databases of `ipdbs` (NULL
+ * clf_options_set_trusted_proxies), the IP databases of `ipdbs` (NULL
  * or file names separated by newlines: opened for this bundle, so that a
- * reload picks up a replaced file), makes `nctx` contexts and classifies
+ * reload picks up a replaced file) and the key ring of `keys` (NULL or a
+ * path for clf_keyring_load, read again on every load so that a reload
+ * picks up rotated keys), makes `nctx` contexts and classifies
  * one test request with each. Returns a bundle with refs = 1, or NULL
  * with a message in err. When the file could be opened, *seen gets its
  * fstat (so a watcher knows which version it tried, good or bad). */
 srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipdbs,
-                          unsigned nctx, struct stat *seen, char *err, size_t errlen);
+                          const char *keys, unsigned nctx, struct stat *seen, char *err,
+                          size_t errlen);
 
 /* The same file version: device, inode, size, change and modify times. */
 int srv_rules_same_file(const struct stat *a, const struct stat *b);

@@ -30,6 +30,11 @@ clf_status vm_ctx_new(const clf_program *prog, clf_ctx **out, char *err, size_t 
     if (!c->regs || !c->frames || !c->bits || !c->done || !c->first_match || !c->slots ||
         !c->entries || !c->ws)
         goto nomem;
+    if (prog->uses_sig) {
+        c->lines = vm_calloc(al, (size_t)prog->opts.headers, sizeof *c->lines);
+        c->sig = vm_sig_new(prog);
+        if (!c->lines || !c->sig) goto nomem;
+    }
     /* One scratch grown to fit every database (Hyperscan's "Scratch
      * Space" docs: hs_alloc_scratch may be called again to enlarge it). */
     for (uint32_t i = 0; i < prog->nsubjects; i++) {
@@ -65,6 +70,8 @@ void vm_ctx_free(clf_ctx *ctx)
     vm_free(al, ctx->slots);
     vm_free(al, ctx->entries);
     vm_free(al, ctx->ws);
+    vm_free(al, ctx->lines);
+    vm_sig_free(ctx->prog, ctx->sig);
     vm_free(al, ctx);
 }
 

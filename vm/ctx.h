@@ -7,6 +7,7 @@
 #define VM_CTX_H
 
 #include "hdrindex.h"
+#include "hline.h"
 #include "program.h"
 
 typedef union vm_value {
@@ -70,6 +71,17 @@ struct clf_ctx {
     uint8_t ipinfo_addr[16];
     vm_ipinfo ipinfo;
     char rdns[256];        /* req.rdns (field VM_FIELD_RDNS points here) */
+    /* Signatures (vm/sigctx.c), when prog->uses_sig: every header line
+     * (prog->opts.headers of them), the verification's state, and what
+     * the host said of the request's time and scheme. */
+    vm_hline *lines;
+    uint32_t nlines;
+    struct vm_sig *sig;
+    int sig_done;          /* verified this request: sig holds the outcome */
+    int time_set;          /* clf_ctx_set_time was called; else the clock */
+    int64_t time;
+    const char *scheme;    /* clf_ctx_set_scheme, borrowed; "" unknown */
+    size_t scheme_len;
     char errmsg[160];      /* clf_ctx_errmsg() */
     /* Per scan bit: 1 + the Hyperscan id of the test's first match, or 0;
      * written and read by traced runs only (clf_eval_explain). Last, so
@@ -89,6 +101,21 @@ VM_INTERNAL void vm_ctx_free(clf_ctx *ctx);
 VM_INTERNAL clf_status vm_ctx_set_peer(clf_ctx *ctx, const char *addr, size_t len);
 /* clf_ctx_set_rdns: name (len bytes), NULL for none. */
 VM_INTERNAL clf_status vm_ctx_set_rdns(clf_ctx *ctx, const char *name, size_t len);
+/* ---- sigctx.c: signatures (RFC 9421) of the request ---- */
+
+/* The per-context verification state (a scratch and the outcome), made
+ * by vm_ctx_new when prog->uses_sig. */
+VM_INTERNAL struct vm_sig *vm_sig_new(const clf_program *prog);
+VM_INTERNAL void vm_sig_free(const clf_program *prog, struct vm_sig *sig);
+/* OP_SIGSTATUS, OP_SIGAGENT, OP_SIGKEYID (op): the request's signatures
+ * verified on the first call of a request, then that outcome read. */
+VM_INTERNAL void vm_sig_field(clf_ctx *ctx, int op, vm_value *out);
+/* What the verification found, one line of printable ASCII (n 0 before
+ * one ran this request). */
+VM_INTERNAL const char *vm_sig_reason(const clf_ctx *ctx, size_t *n);
+/* Ed25519 verifications the context has run (tests: lazy, once). */
+VM_INTERNAL uint64_t vm_sig_count(const clf_ctx *ctx);
+
 /* clf_ctx_client_ip (interp.c, beside the derivation it shares). */
 VM_INTERNAL clf_status vm_ctx_client_ip(clf_ctx *ctx, uint8_t out[16], int *valid);
 
@@ -112,6 +139,11 @@ static inline void vm_ctx_reset(clf_ctx *ctx)
     ctx->client_state = 0;
     ctx->rdns_checked = 0;
     ctx->ipinfo_valid = 0;
+    ctx->nlines = 0;
+    ctx->sig_done = 0;
+    ctx->time_set = 0;
+    ctx->scheme = "";
+    ctx->scheme_len = 0;
     ctx->errmsg[0] = 0;
 }
 
@@ -146,6 +178,13 @@ static inline clf_status vm_ctx_add_header(clf_ctx *ctx, const char *name, size_
     ctx->errmsg[0] = 0;
     ctx->nheaders++;
     ctx->header_bytes += name_len + value_len;
+    if (ctx->lines) { /* rules that read a signature: any header may be covered */
+        vm_hline *l = &ctx->lines[ctx->nlines++]; /* nheaders bounds nlines */
+        l->name = name ? name : "";
+        l->name_len = name_len;
+        l->value = value ? value : "";
+        l->value_len = value_len;
+    }
     if (!p->nhdrs) return CLF_OK;
     uint32_t h = vm_hdr_slot(p, name, name_len);
     if (h == UINT32_MAX) return CLF_OK; /* a header the program does not inspect */

@@ -219,7 +219,8 @@ static int directive(explainer *x, const site *at, const char **tp)
         const char *name;
         int id;
     } names[] = {{"field", 1}, {"header", 2}, {"absent", 3}, {"ipset", 4}, {"capture", 5},
-                 {"test", 6},  {"call", 7},   {"branch", 8}, {"reason", 9}, {"intset", 10}};
+                 {"test", 6},  {"call", 7},   {"branch", 8}, {"reason", 9}, {"intset", 10},
+                 {"sigwhy", 11}};
     const clf_program *p = x->prog;
     vm_text *t = &x->t;
     const vm_insn *in = at->in;
@@ -269,6 +270,16 @@ static int directive(explainer *x, const site *at, const char **tp)
         if (k != VM_NO_REASON) {
             vm_text_put(t, " ", 1);
             vm_text_quote(t, p->consts[k].str, p->consts[k].len);
+        }
+        return 1;
+    }
+    case 11: {
+        size_t n;
+        const char *why = vm_sig_reason(at->ctx, &n);
+        if (n) {
+            vm_text_str(t, " (");
+            vm_text_put(t, why, n);
+            vm_text_put(t, ")", 1);
         }
         return 1;
     }

@@ -82,22 +82,36 @@ static int decoded_equals(const char *s, size_t n, const char *name, size_t name
     return k == name_len;
 }
 
+/* The next non-empty '&'-separated pair of q[0..n) from *i on: its
+ * encoded name and value (the value empty when there is no '='). Returns
+ * 0 when there is none left. */
+static int next_pair(const char *q, size_t n, size_t *i, const char **nm, size_t *nn,
+                     const char **val, size_t *valn)
+{
+    while (*i < n) {
+        size_t start = *i;
+        while (*i < n && q[*i] != '&') (*i)++;
+        const char *piece = q + start;
+        size_t pn = *i - start;
+        (*i)++;
+        if (pn == 0) continue; /* "a=1&&b=2" */
+        const char *eq = memchr(piece, '=', pn);
+        *nm = piece;
+        *nn = eq ? (size_t)(eq - piece) : pn;
+        *val = eq ? eq + 1 : piece + pn;
+        *valn = eq ? pn - *nn - 1 : 0;
+        return 1;
+    }
+    return 0;
+}
+
 long vm_http_query_param(const char *q, size_t n, const char *name, size_t name_len,
                          char *buf, size_t cap)
 {
-    size_t i = 0;
-    while (i < n) {
-        size_t start = i;
-        while (i < n && q[i] != '&') i++;
-        const char *piece = q + start;
-        size_t pn = i - start;
-        i++;
-        if (pn == 0) continue; /* "a=1&&b=2" */
-        const char *eq = memchr(piece, '=', pn);
-        size_t nn = eq ? (size_t)(eq - piece) : pn;
-        if (!decoded_equals(piece, nn, name, name_len)) continue;
-        const char *val = eq ? eq + 1 : piece + pn;
-        size_t valn = eq ? pn - nn - 1 : 0;
+    size_t i = 0, nn, valn;
+    const char *nm, *val;
+    while (next_pair(q, n, &i, &nm, &nn, &val, &valn)) {
+        if (!decoded_equals(nm, nn, name, name_len)) continue;
         /* Decode a byte at a time so that nothing lands past buf[cap-1]. */
         size_t j = 0, o = 0;
         while (j < valn) {
@@ -108,4 +122,13 @@ long vm_http_query_param(const char *q, size_t n, const char *name, size_t name_
         return (long)o;
     }
     return -1;
+}
+
+size_t vm_http_query_count(const char *q, size_t n, const char *name, size_t name_len)
+{
+    size_t i = 0, nn, valn, count = 0;
+    const char *nm, *val;
+    while (next_pair(q, n, &i, &nm, &nn, &val, &valn))
+        if (decoded_equals(nm, nn, name, name_len)) count++;
+    return count;
 }

@@ -46,6 +46,12 @@ VM_INTERNAL int vm_http_cookie(const char *hdr, size_t n, const char *name, size
 VM_INTERNAL long vm_http_query_param(const char *q, size_t n, const char *name, size_t name_len,
                                      char *buf, size_t cap);
 
+/* How many parameters of the query string q[0..n) are named
+ * name[0..name_len), parsed as vm_http_query_param parses them: RFC 9421
+ * section 2.2.8 refuses to sign a parameter that occurs more than once. */
+VM_INTERNAL size_t vm_http_query_count(const char *q, size_t n, const char *name,
+                                       size_t name_len);
+
 /* Percent-decodes src[0..n) into dst: %HH (either case) becomes one byte,
  * an invalid escape is copied as it is, and '+' becomes ' ' when
  * plus_is_space (form encoding) and stays '+' otherwise (RFC 3986 paths).

@@ -235,6 +235,9 @@ clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out, vm_outcome *out
         if ((st = client_ip(ctx, B, C, &R[A]))) return st;
         NEXT();
     CASE(RDNSCHK) R[A].i = ctx->rdns_checked; NEXT();
+    CASE(SIGSTATUS) vm_sig_field(ctx, OP_SIGSTATUS, &R[A]); NEXT();
+    CASE(SIGAGENT) vm_sig_field(ctx, OP_SIGAGENT, &R[A]); NEXT();
+    CASE(SIGKEYID) vm_sig_field(ctx, OP_SIGKEYID, &R[A]); NEXT();
     CASE(COOKIE) cookie(ctx, B, &R[C], &R[A]); NEXT();
     CASE(QPARAM) {
         /* Decoding never lengthens, so the query's length bounds it. */

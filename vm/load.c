@@ -17,6 +17,7 @@
 #include "hdrindex.h"
 #include "program.h"
 #include "rw_build.h"
+#include "sg_keys.h"
 
 void vm_errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -497,6 +498,30 @@ static clf_status copy_trusted(loader *ld, const clf_options *o)
     return CLF_OK;
 }
 
+/* Copies the options' key ring into the program (from its allocator, so
+ * that the host may free its ring right after the load), and notes
+ * whether any function reads a signature field: only then do contexts
+ * pay for verification (vm/sigctx.c). */
+static clf_status copy_keys(loader *ld, const clf_options *o)
+{
+    clf_program *p = ld->prog;
+    p->opts.keyring = NULL; /* the host's, not ours */
+    for (uint32_t f = 0; f < p->nfuncs && !p->uses_sig; f++)
+        for (uint32_t i = 0; i < p->funcs[f].ninsns; i++) {
+            uint8_t op = p->funcs[f].code[i].op;
+            if (op == OP_SIGSTATUS || op == OP_SIGAGENT || op == OP_SIGKEYID) p->uses_sig = 1;
+        }
+    if (!o->keyring) return CLF_OK;
+    p->keys = vm_malloc(&p->opts.alloc, sizeof *p->keys);
+    if (!p->keys) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    if (sg_keyring_copy(p->keys, o->keyring, &p->opts.alloc) != SG_KEYS_OK) {
+        vm_free(&p->opts.alloc, p->keys);
+        p->keys = NULL;
+        FAIL(ld, CLF_E_NOMEM, "out of memory for the key ring");
+    }
+    return CLF_OK;
+}
+
 /* Deserializes each subject's database, or rebuilds it from the patterns
  * when this Hyperscan or this CPU cannot use the stored one. */
 static clf_status read_databases(loader *ld)
@@ -561,6 +586,7 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
     if (!(st = copy_trusted(&ld, o)) && !(st = read_consts(&ld)) &&
         !(st = read_funcs(&ld)) && !(st = read_tables(&ld)) && !(st = read_ipsets(&ld)) && !(st = read_intsets(&ld)) &&
         !(st = read_captures(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
+        !(st = copy_keys(&ld, o)) &&
         !(st = read_databases(&ld)) && !(st = read_rewrites(&ld))) {
         *out = ld.prog;
         return CLF_OK;
@@ -592,6 +618,8 @@ void vm_program_free(clf_program *p)
     vm_free(&a, p->ints);
     vm_free(&a, p->ranges);
     vm_free(&a, p->trusted);
+    if (p->keys) sg_keyring_clear(p->keys);
+    vm_free(&a, p->keys);
     vm_free(&a, p->funcs);
     vm_free(&a, p->consts);
     vm_free(&a, p->strings);

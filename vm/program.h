@@ -142,6 +142,8 @@ typedef struct vm_rewrite {
 /* Calls nest at most this deep (the verifier checks the call graph). */
 #define VM_MAX_CALL_DEPTH 200
 
+struct sg_keyring; /* sig/sg_keys.h */
+
 struct clf_options {
     uint64_t file_bytes;
     uint64_t headers;
@@ -158,6 +160,11 @@ struct clf_options {
     /* clf_options_add_ipdb: borrowed, kept by the program (vm/ipdb.h). */
     const clf_ipdb *ipdbs[VM_MAX_IPDBS];
     unsigned nipdbs;
+    /* clf_options_set_keyring: borrowed from the host until the load
+     * copies it into the program (keys below); NULL: none. */
+    const struct sg_keyring *keyring;
+    /* clf_options_set_signature_skew: seconds either way. */
+    uint32_t sig_skew;
 };
 
 /* The defaults (CLF_DEFAULT_* of classify.h), for a program loaded
@@ -207,6 +214,13 @@ struct clf_program {
     /* The trusted proxies (a copy of the options'). */
     vm_iprange *trusted;
     size_t ntrusted;
+    /* The keys signatures are verified with (a copy of the options' key
+     * ring, from opts.alloc; NULL when none was given: every signature is
+     * then invalid), and whether any function reads a signature field
+     * (OP_SIG*), so that only then do contexts keep every header line and
+     * a verification scratch (vm/sigctx.c). */
+    struct sg_keyring *keys;
+    int uses_sig;
     /* Loader-owned storage (NULL in a program built by the compiler). */
     char *strings;     /* constant bytes */
     clf_options opts;  /* the limits it was loaded with; opts.alloc serves the

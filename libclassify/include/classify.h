@@ -75,7 +75,8 @@ typedef enum clf_status {
     CLF_E_BACKEND = -6, /* Hyperscan failed (database, scratch or scan) */
     CLF_E_LIMIT = -7,   /* a limit was exceeded (see clf_limit) */
     CLF_E_STATE = -8,   /* the call is not valid in the object's state */
-    CLF_E_IO = -9,      /* a file could not be opened or read (the message says why) */
+    CLF_E_IO = -9,      /* a file could not be opened or read (clf_ipdb_open, clf_keyring_load:
+                           the message says which and why) */
     CLF_E_SINK = -11    /* a rewriter's output sink asked to stop */
 } clf_status;
 
@@ -106,6 +107,7 @@ typedef struct clf_options clf_options;
 #define CLF_DEFAULT_HEADER_BYTES (UINT64_C(256) << 10)       /* 256 KiB */
 #define CLF_DEFAULT_PATTERNS 1000000
 #define CLF_DEFAULT_REGISTERS 65536 /* also the ceiling */
+#define CLF_DEFAULT_SIGNATURE_SKEW 60 /* seconds (clf_options_set_signature_skew) */
 
 /* Limits, each with a default (CLF_DEFAULT_*, docs/limits.md). */
 typedef enum clf_limit {
@@ -217,6 +219,111 @@ CLF_API clf_status clf_options_set_trusted_proxies(clf_options *opts,
                                                    char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------ */
+/* Key rings: the keys HTTP Message Signatures are verified with.
+ *
+ * Rules read `req.signature_status`, `req.signature_agent` and
+ * `req.signature_keyid` (docs/language.md; docs/signatures.md says what
+ * is verified and what is not). The signatures are those of RFC 9421 as
+ * Web Bot Auth profiles them (draft-meunier-webbotauth-httpsig-protocol):
+ * Signature-Input and Signature fields, tag "web-bot-auth", created and
+ * expires parameters, @authority or @target-uri covered, Ed25519 keys
+ * (RFC 9421 section 3.3.6) found by their `keyid`, the key's JWK SHA-256
+ * thumbprint (RFC 7638; RFC 8037 appendix A.3) or its JWK "kid".
+ *
+ * The library never fetches keys: the host gives them, as JWK Sets
+ * (RFC 7517 section 5; the key directory format of the draft, "Directory
+ * Format"), to a key ring, and the ring to the options a program is
+ * loaded with (clf_options_set_keyring). A set may name the
+ * Signature-Agent URL it was fetched from: then a valid signature whose
+ * covered Signature-Agent member names that URL is attributed to it
+ * (`req.signature_agent`), and one that names another URL is invalid
+ * (the draft: "Key lookup MUST be keyed on the (URL, key) pair"). Keys of
+ * a set that names no URL verify signatures but attribute them to no URL.
+ *
+ *     clf_keyring *ring;
+ *     clf_keyring_new(&ring);
+ *     clf_keyring_load(ring, "/etc/classify/keys", err, sizeof err);
+ *     clf_options_set_keyring(opts, ring);
+ *     clf_program_load(bytes, len, opts, &prog, err, sizeof err);  // copies the keys
+ *     clf_keyring_free(ring);
+ *
+ * Threading: a ring is used by one thread at a time while keys are added;
+ * it may be read (clf_keyring_count, clf_options_set_keyring, a load) by
+ * any number of threads once no thread adds to it. */
+typedef struct clf_keyring clf_keyring;
+
+/* Creates an empty key ring. Returns CLF_OK and stores it in *out, or
+ * CLF_E_INVALID (out is NULL) or CLF_E_NOMEM. The caller owns it and
+ * frees it with clf_keyring_free(). Its memory comes from malloc. */
+CLF_API clf_status clf_keyring_new(clf_keyring **out);
+
+/* Frees `ring`. NULL is allowed and does nothing. Programs loaded with it
+ * hold their own copy and are not affected. */
+CLF_API void clf_keyring_free(clf_keyring *ring);
+
+/* Adds the keys of the JWK Set json[0..len) (copied; need not be
+ * NUL-terminated), attributed to the Signature-Agent URL agent[0..agent_len)
+ * (an https URL, for example "https://signature-agent.test"; compared
+ * after RFC 3986 section 6.2.2 and 6.2.3 normalization, with query and
+ * fragment dropped), or, when agent_len is 0, to the URL in the set's own
+ * top-level "signature_agent" member (a string; a member of ours, which
+ * other JWK Set readers ignore as RFC 7517 section 5 says), or to none.
+ *
+ * A key is taken when its "kty" is "OKP" and its "crv" "Ed25519"
+ * (RFC 8037 section 2) with "x" 32 bytes of unpadded base64url that are a
+ * point of the curve, and it is meant for verifying: "use" absent or
+ * "sig", "key_ops" absent or listing "verify", "alg" absent or one of
+ * "ed25519" (RFC 9421 section 6.2.2), "EdDSA", "Ed25519". Other keys (RSA,
+ * EC, ...) are skipped: RSA-PSS, ECDSA and HMAC signatures are not
+ * verified by this version. "nbf" and "exp" (integers, seconds since the
+ * epoch) bound when a key verifies.
+ *
+ * All or nothing: on error the ring is as it was. Returns CLF_OK;
+ * CLF_E_INVALID (NULL ring, NULL json or agent with a length > 0);
+ * CLF_E_FORMAT with a message in err when the set is malformed: not JSON
+ * (RFC 8259, duplicate member names included: line and column), no
+ * "keys" array, an element that is not an object, a member of the wrong
+ * JSON type, an "x" that is not an Ed25519 public key, a "d" member (a
+ * private key: a directory publishes public keys only), a URL that is not
+ * https, more than 65,536 keys in the ring; CLF_E_NOMEM. */
+CLF_API clf_status clf_keyring_add_jwks(clf_keyring *ring, const char *json, size_t len,
+                                        const char *agent, size_t agent_len, char *err,
+                                        size_t errlen);
+
+/* Adds the JWK Set in file `path` (NUL-terminated), as
+ * clf_keyring_add_jwks with no agent argument (the file's own
+ * "signature_agent" member names its URL), or, when `path` is a
+ * directory, every regular file in it whose name ends in ".json" (not
+ * subdirectories, not hidden files), in byte order of their names. A
+ * file may hold at most 1 MiB. All or nothing across the files: on error
+ * the ring is as it was, and err names the file and the problem
+ * ("keys/a.json: key 2: \"x\" is not base64url of 32 bytes").
+ * Returns CLF_OK; CLF_E_INVALID (NULL argument); CLF_E_IO (the file or
+ * directory cannot be opened or read, or a file is over 1 MiB: the
+ * system's reason in err); CLF_E_FORMAT (a malformed set, as above; a
+ * directory without a ".json" file); CLF_E_NOMEM. */
+CLF_API clf_status clf_keyring_load(clf_keyring *ring, const char *path, char *err,
+                                    size_t errlen);
+
+/* The number of keys in `ring` (0 for NULL). */
+CLF_API size_t clf_keyring_count(const clf_keyring *ring);
+
+/* Makes programs loaded with `opts` verify signatures with the keys of
+ * `ring`: each load copies them (from the program's allocator), so the
+ * ring must stay alive and unchanged until the loads that use `opts`
+ * have returned, and may be freed after. NULL removes the ring (the
+ * default): every signature is then invalid, its key unknown. Returns
+ * CLF_OK, or CLF_E_INVALID when opts is NULL. */
+CLF_API clf_status clf_options_set_keyring(clf_options *opts, const clf_keyring *ring);
+
+/* How far a signature's `created` may lie in the future and its
+ * `expires` in the past, in seconds, for clocks that disagree (RFC 9421
+ * section 3.2.1 leaves it to the verifier). Default
+ * CLF_DEFAULT_SIGNATURE_SKEW (60); at most 86,400. Returns CLF_OK, or
+ * CLF_E_INVALID (NULL opts, a value over the ceiling). */
+CLF_API clf_status clf_options_set_signature_skew(clf_options *opts, uint32_t seconds);
+
+/* ------------------------------------------------------------------------ */
 /* Programs. */
 
 typedef struct clf_program clf_program;
@@ -293,7 +400,10 @@ typedef struct clf_ctx clf_ctx;
  * when the program captures (`s.capture(...)`), PCRE2's match data and
  * backtracking frames (about 130 KiB and up, from the host allocator) and
  * a 1 MiB JIT stack (reserved by PCRE2's JIT allocator, mmap, like JIT
- * code: outside the host allocator). Returns CLF_OK and stores it in *out, or
+ * code: outside the host allocator); when the rules read a signature field
+ * (`req.signature_*`), a 25 KiB verification scratch and 32 bytes per
+ * CLF_LIMIT_HEADERS header line (a signature may cover any header, so
+ * every line is kept, borrowed like the others). Returns CLF_OK and stores it in *out, or
  * CLF_E_INVALID, CLF_E_NOMEM, CLF_E_BACKEND (with a message in `err`).
  * The context borrows `prog`, which must outlive it. A context may be used
  * by one thread at a time; make one per thread. */
@@ -381,6 +491,24 @@ CLF_API clf_status clf_ctx_client_ip(clf_ctx *ctx, uint8_t out[16], int *valid);
  * which; the state is then unchanged). Never allocates. */
 CLF_API clf_status clf_ctx_set_rdns(clf_ctx *ctx, const char *name, size_t len);
 
+/* The time of the request in seconds since the epoch (1970-01-01 UTC),
+ * against which signatures' `created` and `expires` and keys' "nbf" and
+ * "exp" are checked. Until it is set (and after clf_ctx_reset) the
+ * verification reads the system clock (time()) when it runs. For hosts
+ * that stamp requests on arrival, and for tests that must not depend on
+ * the clock. Returns CLF_OK, or CLF_E_INVALID (NULL ctx). Never
+ * allocates. */
+CLF_API clf_status clf_ctx_set_time(clf_ctx *ctx, int64_t seconds);
+
+/* The request's scheme ("https" or "http", as the host received it:
+ * scheme[0..len), borrowed like the request line until the next
+ * clf_ctx_reset). A signature that covers @scheme or @target-uri needs it
+ * (RFC 9421 sections 2.2.4 and 2.2.2), and @authority drops the scheme's
+ * default port from the Host header (section 2.2.3) only when it is
+ * known. Unknown until set. Returns CLF_OK, or CLF_E_INVALID (NULL ctx,
+ * NULL scheme with len > 0). Never allocates. */
+CLF_API clf_status clf_ctx_set_scheme(clf_ctx *ctx, const char *scheme, size_t len);
+
 typedef enum clf_verdict_kind { CLF_REJECT = 0, CLF_ACCEPT = 1 } clf_verdict_kind;
 
 typedef struct clf_verdict {
@@ -398,7 +526,11 @@ typedef struct clf_verdict {
  * CLF_E_BACKEND (a Hyperscan scan failed; hs_scan's error code is in
  * clf_ctx_errmsg()). On error *out is not written and clf_ctx_errmsg()
  * says what failed. Allocates nothing. The program always terminates:
- * bytecode jumps only forward. */
+ * bytecode jumps only forward. The first `req.signature_*` field the
+ * rules read verifies the request's signatures (at most once per request,
+ * docs/signatures.md), building each signature base in what is left of the
+ * string workspace; a base that does not fit makes the signature invalid,
+ * not the call fail. */
 CLF_API clf_status clf_eval(clf_ctx *ctx, clf_verdict *out);
 /* A rules file compiled from rewrite sets alone has no `main`: clf_eval
  * and clf_eval_explain return CLF_E_STATE for it (clf_ctx_errmsg() says
