@@ -128,7 +128,40 @@ def check_vectors(tap, cr, rules, tmp, wba):
     out = r.stdout.decode()
     tap.ok(out.startswith("reject invalid") and "is not published by" in out,
            "a key bound to another URL does not verify for this one", out)
+    check_default_policy(tap, cr, tmp, v1, keys)
     return keys
+
+
+def check_default_policy(tap, cr, tmp, v, keys):
+    """stdlib/default.clf accepts a valid signature as "verified:signature"
+    (with --explain showing the evidence); a tampered copy is not."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    classifyc = os.path.join(os.path.dirname(os.path.abspath(cr)), "classifyc")
+    bin_path = os.path.join(tmp, "default.bin")
+    r = run([classifyc, "-I", os.path.join(root, "stdlib"), "--stdlib", "/nonexistent",
+             os.path.join(root, "stdlib", "default.clf"), "-o", bin_path])
+    if not tap.ok(r.returncode == 0, "default.clf compiles", r.stderr.decode()):
+        return
+    agent_ua = {"User-Agent": "ExampleAgent/1.0 (+https://signature-agent.test)"}
+    good = os.path.join(tmp, "default-good.http")
+    with open(good, "wb") as f:
+        f.write(http_request(v["message"], dict(agent_ua, **vector_headers(v))))
+    r = run([cr, bin_path, "--keys", keys, "--time", "1735689601", "--explain", "--request", good])
+    out = r.stdout.decode()
+    tap.ok(out.startswith("accept verified:signature") and
+           'req.signature_status = "valid"' in out,
+           "default.clf: a validly signed agent is accepted as verified:signature, and "
+           "--explain shows the status", out[:1500] + r.stderr.decode())
+    h = vector_headers(v)
+    h["Signature-Agent"] = '"https://someone-else.test"'  # covered by the signature
+    bad = os.path.join(tmp, "default-tampered.http")
+    with open(bad, "wb") as f:
+        f.write(http_request(v["message"], dict(agent_ua, **h)))
+    r = run([cr, bin_path, "--keys", keys, "--time", "1735689601", "--request", bad])
+    got = r.stdout.decode().strip()
+    tap.ok(r.returncode == 0 and got and not got.startswith("accept verified:signature"),
+           "default.clf: the same request with a tampered Signature-Agent is not verified "
+           "(%s)" % got, r.stderr.decode())
 
 
 def check_command_line(tap, cr, rules, tmp):
