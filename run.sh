@@ -37,12 +37,15 @@ BUILD_DIR=${BUILD_DIR:-build}
 # Debian packages the build and the tests need (README.md says why).
 PACKAGES="gcc meson ninja-build pkg-config re2c lemon libhyperscan-dev
 libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml
-libuv1-dev libmaxminddb-dev liblua5.4-dev libluajit-5.1-dev libsodium-dev libjansson-dev
+libuv1-dev libc-ares-dev libmaxminddb-dev liblua5.4-dev libluajit-5.1-dev libsodium-dev
+libjansson-dev
 ${EXTRA_PACKAGES:-}"
 # The proxies that classify-serve's integration tests (test) and its load
 # test (bench, which also needs wrk) put in front of it, only run, never
-# linked; and nginx-dev, to build the nginx module for Debian's nginx.
-PROXY_PACKAGES="caddy nginx haproxy nginx-dev"
+# linked; nginx-dev, to build the nginx module for Debian's nginx; and
+# dnsmasq-base, the DNS server (binary only, no service) that the reverse-DNS
+# test starts on a loopback port.
+PROXY_PACKAGES="caddy nginx haproxy nginx-dev dnsmasq-base"
 # The rewrite benchmark's peers (./run.sh bench rewrite only): the
 # subs_filter nginx module, and Debian's Rust toolchain and crates, from
 # which bench/rewrite/run.py builds the Rust peer offline.

@@ -117,6 +117,11 @@ CLF_API uint64_t clf_program_limit(const clf_program *prog, clf_limit which)
     return field ? *field : 0;
 }
 
+CLF_API int clf_program_reads_rdns(const clf_program *prog)
+{
+    return prog ? vm_program_reads_rdns(prog) : 0;
+}
+
 CLF_API const char *clf_ctx_errmsg(const clf_ctx *ctx)
 {
     return ctx ? ctx->errmsg : "no context";

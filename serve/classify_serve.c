@@ -13,6 +13,7 @@
 #include "readfile.h"
 #include "srv_config.h"
 #include "srv_listen.h"
+#include "srv_rdns.h"
 #include "srv_log.h"
 #include "srv_rules.h"
 #include "srv_server.h"
@@ -49,6 +50,7 @@ typedef struct mainloop {
     int watching;
     struct stat seen; /* the rules file version last loaded or refused */
     int missing;      /* the file could not be stat()ed: said once */
+    int reads_rdns;   /* the serving rules read req.rdns (log_rdns said so) */
 } mainloop;
 
 /* ------------------------------------------------------------------------ */
@@ -127,6 +129,8 @@ static void wake_all(srv_server *srv)
         srv_worker_wake(&srv->workers[i]);
 }
 
+static void log_rdns(const srv_config *cfg, const srv_rules *r);
+
 static void reload(mainloop *m, const char *why)
 {
     srv_server *srv = m->srv;
@@ -151,6 +155,9 @@ static void reload(mainloop *m, const char *why)
     wake_all(srv);
     srv_log_info("reloaded %s (%s): %zu bytes, rules generation %llu", cfg->rules_path,
                  why, r->file_bytes, (unsigned long long)r->generation);
+    if (r->reads_rdns && !m->reads_rdns)
+        log_rdns(cfg, r);
+    m->reads_rdns = r->reads_rdns;
 }
 
 /* Polls the file's stat against the version last tried (not against
@@ -256,6 +263,18 @@ static void listener_error(const srv_listen_cfg *l, const char *err)
                   l->auth ? l->auth->name : "", l->auth ? "=" : "", l->addr, err);
 }
 
+/* Whether the rules will be given reverse DNS, and from where. */
+static void log_rdns(const srv_config *cfg, const srv_rules *r)
+{
+    if (!r->reads_rdns)
+        return;
+    if (cfg->rdns_off)
+        srv_log_warn("the rules read req.rdns, but --rdns is off: req.rdns_checked is always false");
+    else
+        srv_log_info("reverse DNS for the rules' req.rdns: resolver %s, cache of %zu answers",
+                     cfg->resolver ? cfg->resolver : "from /etc/resolv.conf", cfg->rdns_cache);
+}
+
 /* --check: what open_listeners and the access log's opening check, short
  * of binding and of writing. */
 static int check_start(const srv_config *cfg)
@@ -347,6 +366,11 @@ static int run(srv_server *srv, srv_config *cfg)
     srv->rules.notify = notify_collect;
     srv->rules.notify_ud = &m.collect;
 
+    if (!cfg->rdns_off && srv_rdns_check(cfg, err, sizeof err) != 0) {
+        srv_log_error("%s", err);
+        status = EXIT_USAGE;
+        goto out;
+    }
     if (cfg->check_only) {
         status = EXIT_USAGE;
         if (check_start(cfg) == 0) {
@@ -364,6 +388,8 @@ static int run(srv_server *srv, srv_config *cfg)
         status = EXIT_USAGE;
         goto out;
     }
+    if (!cfg->rdns_off && srv_rdns_cache_new(cfg->rdns_cache, &srv->g.rdns_cache) != 0)
+        goto out;
     srv->workers = calloc(srv->nworkers, sizeof *srv->workers);
     if (srv->workers == NULL)
         goto out;
@@ -383,6 +409,8 @@ static int run(srv_server *srv, srv_config *cfg)
     }
     srv_log_info("serving %s (%zu bytes) with %u worker threads", cfg->rules_path,
                  first->file_bytes, srv->nworkers);
+    log_rdns(cfg, first);
+    m.reads_rdns = first->reads_rdns;
 
     uv_run(m.loop, UV_RUN_DEFAULT);
     status = EXIT_OK;
@@ -404,6 +432,8 @@ out:
     close_loop(m.loop);
     if (srv->rules.current != NULL)
         srv_rules_holder_destroy(&srv->rules);
+    srv_rdns_cache_free(srv->g.rdns_cache);
+    srv->g.rdns_cache = NULL;
     if (status == EXIT_OK && !cfg->check_only)
         srv_log_info("stopped");
     return status;
@@ -416,7 +446,8 @@ int main(int argc, char **argv)
 
     switch (srv_config_parse(&cfg, argc, argv)) {
     case SRV_ARGS_HELP:
-        fputs(srv_usage_text, stdout);
+        for (const char *const *part = srv_usage_text; *part != NULL; part++)
+            fputs(*part, stdout);
         srv_config_free(&cfg);
         return EXIT_OK;
     case SRV_ARGS_VERSION:
@@ -430,10 +461,16 @@ int main(int argc, char **argv)
         break;
     }
     signal(SIGPIPE, SIG_IGN); /* a peer that went away is an error return */
+    if (srv_rdns_library_init() != 0) {
+        srv_log_error("cannot initialise c-ares");
+        srv_config_free(&cfg);
+        return EXIT_RUNTIME;
+    }
     memset(&srv, 0, sizeof srv);
     srv.cfg = &cfg;
     int status = run(&srv, &cfg);
     srv_access_log_close();
+    srv_rdns_library_cleanup();
     free(srv.reject.ptr);
     srv_config_free(&cfg);
     return status;

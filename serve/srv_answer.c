@@ -20,6 +20,7 @@
  */
 #include "http_token.h"
 #include "srv_answer.h"
+#include "srv_rdns.h"
 #include "srv_trust.h"
 
 #include <stdatomic.h>
@@ -176,6 +177,9 @@ static int classify(srv_conn *c, const view *v, srv_answer *a)
     }
     if (c->peer_len > 0)
         srv_trust_set_peer(ctx, c->peer, c->peer_len);
+    /* after the peer and the forwarding headers: they say whose name */
+    if (c->w->rdns != NULL && c->w->rules->reads_rdns)
+        srv_rdns_apply(c->w->rdns, ctx);
     clf_verdict vd;
     if (clf_eval(ctx, &vd) != CLF_OK)
         return -1;

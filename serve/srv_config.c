@@ -14,7 +14,8 @@
 
 #define PROG "classify-serve"
 
-const char srv_usage_text[] =
+/* In parts: C11 promises string literals of 4,095 bytes only. */
+const char *const srv_usage_text[] = {
     "Usage: " PROG " RULES.bin [--listen ADDR]... [OPTION]...\n"
     "       " PROG " --config FILE [OPTION]...\n"
     "A decision service for reverse proxies: classifies each request with a\n"
@@ -47,7 +48,19 @@ const char srv_usage_text[] =
     "  --threads N              worker threads, each with its own context\n"
     "                           (default: one per CPU)\n"
     "  --on-error accept|reject verdict when classification fails (default\n"
-    "                           accept)\n"
+    "                           accept)\n",
+    "Reverse DNS (only for rules that read req.rdns or req.rdns_checked; a\n"
+    "request never waits: until the answer is in, req.rdns_checked is false):\n"
+    "  --rdns on|off            resolve the client address, forward-confirmed\n"
+    "                           (default on)\n"
+    "  --resolver ADDR[:PORT]   the DNS server ([IPV6]:PORT; several separated\n"
+    "                           by commas; default: /etc/resolv.conf's)\n"
+    "  --rdns-cache N           answers kept, least recently used dropped first\n"
+    "                           (default 10000)\n"
+    "  --rdns-min-ttl SEC       shortest time an answer is kept (default 60)\n"
+    "  --rdns-max-ttl SEC       longest, whatever its TTL (default 3600)\n"
+    "  --rdns-timeout SEC       wait for each query (default 2); each is sent\n"
+    "                           twice, the second time waiting twice as long\n"
     "Answers:\n"
     "  --reject-status CODE     pass-through reject status (default 403)\n"
     "  --reject-body TEXT       reject body (default \"Forbidden\\n\")\n"
@@ -72,7 +85,7 @@ const char srv_usage_text[] =
     "                           line, NAME a long option without '--', plus\n"
     "                           'rules FILE'; '#' starts a comment\n"
     "  --check                  run every check of a start (config, rules,\n"
-    "                           listener addresses, access log) short of\n"
+    "                           listener addresses, access log, resolver) short of\n"
     "                           binding, print 'RULES: ok', exit\n"
     "  --help, --version\n"
     "\n"
@@ -80,7 +93,9 @@ const char srv_usage_text[] =
     "rules keep serving) and reopens the access log; SIGTERM or SIGINT stop\n"
     "accepting, finish the requests in flight, then exit 0.\n"
     "Every answer carries X-Classify-Verdict (accept or reject) and\n"
-    "X-Classify-Reason. Errors: 400 malformed, 408 too slow, 431 too large.\n";
+    "X-Classify-Reason. Errors: 400 malformed, 408 too slow, 431 too large.\n",
+    NULL,
+};
 
 /* What each proxy sets itself (its documentation, and the recipes the
  * tests run): nginx's auth_request sets nothing, so the recipe sets
@@ -118,6 +133,7 @@ typedef enum opt_kind {
     K_IPDB,    /* appended to ipdb_paths (at most 4) */
     K_STATUS,  /* unsigned HTTP status 200..599 */
     K_ON_ERROR,
+    K_OFF,     /* int field: 1 for "off", 0 for "on" */
     K_CONFIG,
     K_FLAG
 } opt_kind;
@@ -156,6 +172,12 @@ static const opt_def opts[] = {
     {"shutdown-timeout", K_SECONDS, F(shutdown_timeout_ms), 0, 3600000, 0},
     {"watch-interval", K_SECONDS, F(watch_interval_ms), 0, 3600000, 0},
     {"access-log", K_STRING, F(access_log), 0, 0, 0},
+    {"rdns", K_OFF, F(rdns_off), 0, 0, 0},
+    {"resolver", K_STRING, F(resolver), 0, 0, 0},
+    {"rdns-cache", K_SIZE, F(rdns_cache), 1, 10000000, 0},
+    {"rdns-min-ttl", K_SECONDS, F(rdns_min_ttl_ms), 0, 86400000, 0},
+    {"rdns-max-ttl", K_SECONDS, F(rdns_max_ttl_ms), 1000, 604800000, 0},
+    {"rdns-timeout", K_SECONDS, F(rdns_timeout_ms), 100, 30000, 0},
     {"config", K_CONFIG, 0, 0, 0, 0},
     {"check", K_FLAG, F(check_only), 0, 0, 0},
 };
@@ -338,6 +360,13 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
         }
         return append_str(&cfg->ipdb_paths, "\n", val);
     }
+    case K_OFF:
+        if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0) {
+            cli_usage_error(PROG, "%s: expected 'on' or 'off', got '%s'", where, val);
+            return -1;
+        }
+        *(int *)(void *)(base + o->offset) = strcmp(val, "off") == 0;
+        return 0;
     case K_CONFIG:
         return read_config_file(cfg, val, depth + 1);
     case K_FLAG:
@@ -417,6 +446,10 @@ static void set_defaults(srv_config *cfg)
     cfg->keepalive_timeout_ms = 300000;
     cfg->shutdown_timeout_ms = 10000;
     cfg->watch_interval_ms = 1000;
+    cfg->rdns_cache = 10000;
+    cfg->rdns_min_ttl_ms = 60000;
+    cfg->rdns_max_ttl_ms = 3600000;
+    cfg->rdns_timeout_ms = 2000;
 }
 
 srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
@@ -486,6 +519,11 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
         cli_usage_error(PROG, "nothing to serve: give --listen or --listen-auth");
         return SRV_ARGS_BAD;
     }
+    if (cfg->rdns_min_ttl_ms > cfg->rdns_max_ttl_ms) {
+        cli_usage_error(PROG, "--rdns-min-ttl (%g s) is longer than --rdns-max-ttl (%g s)",
+                        (double)cfg->rdns_min_ttl_ms / 1000, (double)cfg->rdns_max_ttl_ms / 1000);
+        return SRV_ARGS_BAD;
+    }
     if (cfg->reject_body == NULL && (cfg->reject_body = strdup("Forbidden\n")) == NULL)
         return SRV_ARGS_BAD;
     return SRV_ARGS_RUN;
@@ -504,5 +542,6 @@ void srv_config_free(srv_config *cfg)
     free(cfg->reject_file);
     free(cfg->reject_content_type);
     free(cfg->access_log);
+    free(cfg->resolver);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -67,6 +67,14 @@ typedef struct srv_config {
     uint64_t shutdown_timeout_ms;
     uint64_t watch_interval_ms; /* 0: do not watch the rules file */
     char *access_log;           /* NULL: off; "-": standard output */
+
+    /* Reverse DNS (docs/classify-serve.md, "Reverse DNS"). */
+    int rdns_off;             /* --rdns off: never resolve */
+    char *resolver;           /* NULL: the system's (/etc/resolv.conf) */
+    size_t rdns_cache;        /* entries */
+    uint64_t rdns_min_ttl_ms; /* TTL clamps */
+    uint64_t rdns_max_ttl_ms;
+    uint64_t rdns_timeout_ms; /* per query and try */
     int check_only;             /* --check: load everything, then exit */
 } srv_config;
 
@@ -83,7 +91,8 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv);
 
 void srv_config_free(srv_config *cfg);
 
-/* The --help text (docs/classify-serve.md has the same options). */
-extern const char srv_usage_text[];
+/* The --help text (docs/classify-serve.md has the same options), in
+ * parts to print one after the other; NULL ends them. */
+extern const char *const srv_usage_text[];
 
 #endif /* CLI_SRV_CONFIG_H */

@@ -2,6 +2,7 @@
  * srv_metrics.c: per-worker counters and their Prometheus rendering.
  */
 #include "srv_metrics.h"
+#include "srv_rdns_cache.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -213,6 +214,34 @@ static uint64_t sum(srv_metrics *const *w, size_t nw, size_t offset)
 
 #define SUM(field) sum(w, nw, offsetof(srv_metrics, field))
 
+static void render_rdns(sbuf *b, srv_metrics *const *w, size_t nw, srv_rdns_cache *c)
+{
+    sb_printf(b,
+              "# HELP classify_rdns_lookups_total Reverse-DNS lookups started (cache misses).\n"
+              "# TYPE classify_rdns_lookups_total counter\n"
+              "classify_rdns_lookups_total %llu\n"
+              "# HELP classify_rdns_cache_hits_total Requests given a cached reverse-DNS answer.\n"
+              "# TYPE classify_rdns_cache_hits_total counter\n"
+              "classify_rdns_cache_hits_total %llu\n"
+              "# HELP classify_rdns_lookups_skipped_total Misses that started no lookup: too many in flight.\n"
+              "# TYPE classify_rdns_lookups_skipped_total counter\n"
+              "classify_rdns_lookups_skipped_total %llu\n"
+              "# HELP classify_rdns_results_total Reverse-DNS lookups finished, by result.\n"
+              "# TYPE classify_rdns_results_total counter\n"
+              "classify_rdns_results_total{result=\"confirmed\"} %llu\n"
+              "classify_rdns_results_total{result=\"unconfirmed\"} %llu\n"
+              "classify_rdns_results_total{result=\"failed\"} %llu\n"
+              "# HELP classify_rdns_cache_entries Reverse-DNS cache entries in use.\n"
+              "# TYPE classify_rdns_cache_entries gauge\n"
+              "classify_rdns_cache_entries %zu\n",
+              (unsigned long long)SUM(rdns_lookups), (unsigned long long)SUM(rdns_hits),
+              (unsigned long long)SUM(rdns_skipped),
+              (unsigned long long)SUM(rdns_results[SRV_RDNS_RES_CONFIRMED]),
+              (unsigned long long)SUM(rdns_results[SRV_RDNS_RES_UNCONFIRMED]),
+              (unsigned long long)SUM(rdns_results[SRV_RDNS_RES_FAILED]),
+              srv_rdns_cache_count(c));
+}
+
 int srv_metrics_render(srv_metrics *const *w, size_t nw, const srv_globals *g,
                        char **out, size_t *len)
 {
@@ -275,6 +304,8 @@ int srv_metrics_render(srv_metrics *const *w, size_t nw, const srv_globals *g,
               (unsigned long long)load(&g->reloads_ok), (unsigned long long)load(&g->reloads_failed),
               (unsigned long long)load(&g->rules_generation),
               (unsigned long long)load(&g->rules_loaded_at));
+    if (g->rdns_cache != NULL)
+        render_rdns(&b, w, nw, g->rdns_cache);
     if (b.oom) {
         free(b.p);
         return -1;

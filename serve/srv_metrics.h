@@ -41,6 +41,14 @@ enum srv_err_kind {
     SRV_ERR_KINDS
 };
 
+/* Outcomes of reverse-DNS lookups (srv_rdns.c). */
+enum srv_rdns_result {
+    SRV_RDNS_RES_CONFIRMED,
+    SRV_RDNS_RES_UNCONFIRMED, /* no name, or none that lists the address */
+    SRV_RDNS_RES_FAILED,      /* time-out, SERVFAIL, no resolver: not known */
+    SRV_RDNS_RESULTS
+};
+
 typedef struct srv_metrics {
     pthread_mutex_t lock; /* slot insertion vs. a scrape */
     srv_reason_slot slots[SRV_REASON_SLOTS];
@@ -53,6 +61,10 @@ typedef struct srv_metrics {
     atomic_uint_least64_t conns_refused; /* over --max-connections */
     atomic_uint_least64_t conns_timed_out;
     atomic_uint_least64_t admin_requests;
+    atomic_uint_least64_t rdns_lookups; /* started */
+    atomic_uint_least64_t rdns_hits;    /* a request answered from the cache */
+    atomic_uint_least64_t rdns_skipped; /* a miss with SRV_RDNS_MAX_INFLIGHT in flight */
+    atomic_uint_least64_t rdns_results[SRV_RDNS_RESULTS];
 } srv_metrics;
 
 int srv_metrics_init(srv_metrics *m);
@@ -76,6 +88,7 @@ typedef struct srv_globals {
     atomic_uint_least64_t rules_generation;
     atomic_uint_least64_t rules_loaded_at; /* Unix seconds */
     atomic_long conns_open;
+    struct srv_rdns_cache *rdns_cache; /* NULL: --rdns off; set before the workers start */
 } srv_globals;
 
 /* Renders the Prometheus text exposition (version 0.0.4) of all workers

@@ -150,6 +150,7 @@ srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipd
         goto fail;
     clf_keyring_free(ring);
     ring = NULL;
+    r->reads_rdns = clf_program_reads_rdns(r->prog);
     for (unsigned i = 0; i < nctx; i++) {
         if (clf_ctx_new(r->prog, &r->ctx[i], err, errlen) != CLF_OK)
             goto fail;

@@ -29,6 +29,7 @@ typedef struct srv_rules {
     unsigned refs; /* under srv_rules_holder.lock */
     uint64_t generation;
     size_t file_bytes;
+    int reads_rdns; /* clf_program_reads_rdns: classify-serve resolves */
     struct srv_rules *next_garbage;
 } srv_rules;
 

@@ -3,6 +3,7 @@
  */
 #include "srv_worker.h"
 #include "srv_conn.h"
+#include "srv_rdns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,7 @@ static void begin_stop(srv_worker *w)
     for (size_t i = 0; i < w->nlh; i++)
         uv_close(&w->lh[i].h.handle, NULL);
     uv_close((uv_handle_t *)&w->wake, NULL);
+    srv_rdns_stop(w->rdns); /* its handles would keep the loop running */
     srv_conn_stop_all(w);
     /* unref'd: the loop ends as soon as the last connection is gone */
     uv_timer_start(&w->stop_timer, on_stop_timer, w->srv->cfg->shutdown_timeout_ms, 0);
@@ -129,6 +131,13 @@ int srv_worker_init(srv_worker *w, srv_server *srv, unsigned id)
             return -1;
         w->nlh++;
     }
+    char err[256];
+    if (srv->g.rdns_cache != NULL &&
+        srv_rdns_new(&w->loop, srv->g.rdns_cache, srv->cfg, &w->metrics, &w->rdns, err,
+                     sizeof err) != 0) {
+        srv_log_error("worker %u: %s", id, err);
+        return -1;
+    }
     w->rules = srv_rules_acquire(&srv->rules);
     w->gen = w->rules->generation;
     return 0;
@@ -178,9 +187,12 @@ void srv_worker_destroy(srv_worker *w)
         return;
     if (w->conns != NULL)
         srv_conn_close_all(w);
+    srv_rdns_stop(w->rdns); /* a start that failed half way never stopped it */
     uv_walk(&w->loop, close_any, NULL);
     uv_run(&w->loop, UV_RUN_DEFAULT);
     uv_loop_close(&w->loop);
+    srv_rdns_free(w->rdns);
+    w->rdns = NULL;
     if (w->rules != NULL)
         srv_rules_release(&w->srv->rules, w->rules, 0);
     srv_metrics_destroy(&w->metrics);

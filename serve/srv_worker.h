@@ -19,6 +19,7 @@
 #include <time.h>
 
 struct srv_conn;
+struct srv_rdns;
 
 typedef struct srv_lhandle {
     union {
@@ -44,6 +45,7 @@ typedef struct srv_worker {
     srv_rules *rules; /* the bundle this worker classifies with */
     uint64_t gen;
     srv_metrics metrics;
+    struct srv_rdns *rdns; /* NULL: --rdns off */
     struct srv_conn *conns; /* every open connection, for shutdown */
     int stopping;
     char date[64];

@@ -595,6 +595,20 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
     return st;
 }
 
+/* Every function is looked at, called or not: a host that resolves for
+ * a function the rules never run only asks DNS one question too many,
+ * while one that skips a function they do run would leave the rules
+ * "not known" for good. */
+int vm_program_reads_rdns(const clf_program *p)
+{
+    for (uint32_t f = 0; f < p->nfuncs; f++)
+        for (uint32_t i = 0; i < p->funcs[f].ninsns; i++) {
+            const vm_insn *in = &p->funcs[f].code[i];
+            if (in->op == OP_RDNSCHK || (in->op == OP_FIELD && in->b == VM_FIELD_RDNS)) return 1;
+        }
+    return 0;
+}
+
 void vm_program_free(clf_program *p)
 {
     if (!p) return;

@@ -257,6 +257,9 @@ VM_INTERNAL clf_status vm_load(const uint8_t *bytes, size_t len,
                                char *err, size_t errlen);
 /* Frees a program made by vm_load() (NULL-safe). */
 VM_INTERNAL void vm_program_free(clf_program *prog);
+/* clf_program_reads_rdns: some instruction reads req.rdns (OP_FIELD of
+ * VM_FIELD_RDNS) or req.rdns_checked (OP_RDNSCHK). */
+VM_INTERNAL int vm_program_reads_rdns(const clf_program *prog);
 
 /* ---- patterns.c ---- */
 

@@ -38,7 +38,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "serve"))
-from serve_common import Proc, free_port, read_recipe, request, substitute, wait_port  # noqa: E402
+from serve_common import (Proc, free_port, metrics, read_recipe, request, substitute,  # noqa: E402
+                          wait_port)
 
 BOTS = [
     "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
@@ -137,15 +138,6 @@ def parse_wrk(out):
         elif "Non-2xx or 3xx responses:" in line:
             r["non2xx"] = int(w[-1])
     return r
-
-
-def metrics(port):
-    out = {}
-    for line in request(port, "/metrics").body.decode().splitlines():
-        if line and not line.startswith("#"):
-            k, _, v = line.rpartition(" ")
-            out[k] = float(v)
-    return out
 
 
 def verdict_counts(m):

@@ -357,6 +357,13 @@ CLF_API clf_status clf_program_load(const void *bytes, size_t len,
  * limit. Thread-safe. */
 CLF_API uint64_t clf_program_limit(const clf_program *prog, clf_limit which);
 
+/* 1 when the rules read `req.rdns` or `req.rdns_checked`, so that a host
+ * resolves the client address's reverse DNS (clf_ctx_set_rdns) only for
+ * rules that use it; 0 otherwise, and for NULL. Looks at every function
+ * of the program, called or not; walks the code each time (call it once
+ * per loaded program, not per request). Thread-safe; never allocates. */
+CLF_API int clf_program_reads_rdns(const clf_program *prog);
+
 /* Frees `prog` and its Hyperscan databases. NULL is allowed. Every
  * context made from it must have been freed first. */
 CLF_API void clf_program_free(clf_program *prog);

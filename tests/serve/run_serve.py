@@ -29,18 +29,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_common import (BOT_UA, BROWSER_UA, Conn, Response, Tap, compile_rules,  # noqa: E402
-                          free_port, raw_exchange, read_response, request, start_serve,
-                          wait_port)
-
-
-def metrics(port):
-    text = request(port, "/metrics").body.decode()
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            k, _, v = line.rpartition(" ")
-            out[k] = float(v)
-    return out
+                          free_port, metrics, raw_exchange, read_response, request,
+                          start_serve, wait_port)
 
 
 def wait_for(cond, timeout=10.0):

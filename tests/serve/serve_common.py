@@ -181,6 +181,16 @@ def request(port, path="/", ua=None, headers=(), method="GET", unix=None, timeou
     return Response(raw)
 
 
+def metrics(port):
+    """GET /metrics on an admin port: {"name{labels}": value}."""
+    out = {}
+    for line in request(port, "/metrics").body.decode().splitlines():
+        if line and not line.startswith("#"):
+            k, _, v = line.rpartition(" ")
+            out[k] = float(v)
+    return out
+
+
 BOT_UA = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
 BROWSER_UA = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
               "Chrome/124.0.0.0 Safari/537.36")

@@ -113,3 +113,28 @@ Test(rdns, the_client_address_to_resolve)
     cr_assert_eq(clf_ctx_client_ip(NULL, a, &valid), CLF_E_INVALID);
     cr_assert_eq(clf_ctx_client_ip(ctx, NULL, &valid), CLF_E_INVALID);
 }
+
+/* clf_program_reads_rdns: a host resolves only for rules that read the
+ * answer, in any function (called or not), through either field. */
+Test(rdns, whether_the_rules_read_it)
+{
+    cr_assert_eq(clf_program_reads_rdns(prog), 1);
+    static const char *const readers[] = {
+        "filter main(req: Request) { if req.rdns_checked { reject } accept }\n",
+        "filter main(req: Request) { if req.rdns.ends_with(\".example\") { reject } accept }\n",
+        "fn verified(req: Request) -> bool { return req.rdns != \"\" }\n"
+        "filter main(req: Request) { if verified(req) { accept } reject }\n",
+    };
+    for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
+        clf_program *p = h_program(readers[i]);
+        cr_assert_eq(clf_program_reads_rdns(p), 1, "%s", readers[i]);
+        clf_program_free(p);
+    }
+    clf_program *p = h_program("filter main(req: Request) {\n"
+                               "    if req.client_ip in [192.0.2.0/24] { reject }\n"
+                               "    if req.path == \"/rdns\" { reject }\n"
+                               "    accept\n}\n");
+    cr_assert_eq(clf_program_reads_rdns(p), 0, "req.client_ip alone is no reason to resolve");
+    clf_program_free(p);
+    cr_assert_eq(clf_program_reads_rdns(NULL), 0);
+}
