@@ -15,6 +15,11 @@ request is classified at once as not known and a following one gets the
 answer; IPv6 clients; a resolver that is down or silent never holds a
 request; rules that do not read req.rdns make no lookup; --rdns off; the
 bounded cache; the config-file keys; --check of --resolver; /metrics.
+With stdlib/default.clf (issue 16's done-when through classify-serve):
+Googlebot's User-Agent from Google's published ranges is accepted
+"verified:googlebot", from another address rejected "forged:googlebot",
+and from an address outside the ranges whose PTR confirms into
+googlebot.com verified once the answer is in.
 Reports itself skipped when dnsmasq is not installed (run.sh installs it).
 """
 
@@ -234,6 +239,29 @@ def verification(t, serve_bin, rules, tmp, dns_port, dns_log):
          "the start-up log names the resolver", out)
 
 
+def default_policy(t, serve_bin, classifyc, tmp, dns_port):
+    src = os.path.join(SOURCE_ROOT, "stdlib", "default.clf")
+    rules = os.path.join(tmp, "default.bin")
+    compile_rules(classifyc, SOURCE_ROOT, src, rules)
+    p, port, _ = serve(serve_bin, rules, tmp, "default", ["--resolver", "127.0.0.1:%d" % dns_port])
+    try:
+        got = {c: ask(port, c)[0] for c in ("66.249.66.1", "203.0.113.5")}
+        t.ok(got == {"66.249.66.1": "verified:googlebot", "203.0.113.5": "forged:googlebot"},
+             "default.clf in classify-serve: Googlebot from Google's ranges verified, from "
+             "elsewhere forged", got)
+        # outside the ranges, with a PTR that confirms: verified once DNS answers
+        first, _ = ask(port, "203.0.113.20")
+        end, later = time.time() + 5, first
+        while time.time() < end and later != "verified:googlebot":
+            time.sleep(0.02)
+            later, _ = ask(port, "203.0.113.20")
+        t.ok(first == "forged:googlebot" and later == "verified:googlebot",
+             "default.clf: a Googlebot outside the ranges is forged until its PTR confirms "
+             "into googlebot.com, then verified", (first, later))
+    finally:
+        p.stop()
+
+
 def resolver_down(t, serve_bin, rules, tmp):
     # nothing listens: the kernel refuses (ICMP port unreachable)
     closed = free_udp_tcp_port()
@@ -351,6 +379,7 @@ def main():
         compile_rules(classifyc, SOURCE_ROOT, src, rules)
         dns, dns_port = start_dnsmasq(dnsmasq, tmp)
         verification(t, serve_bin, rules, tmp, dns_port, dns.log_path)
+        default_policy(t, serve_bin, classifyc, tmp, dns_port)
         resolver_down(t, serve_bin, rules, tmp)
         not_asked(t, serve_bin, classifyc, rules, tmp, dns_port)
         bounded_cache(t, serve_bin, rules, tmp, dns_port)
