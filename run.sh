@@ -26,6 +26,9 @@
 #                    the rewrite engine against nginx sub_filter and subs_filter,
 #                    sed, Python re and Rust regex / aho-corasick on the same
 #                    pages and rules, and its memory per stream (bench/rewrite/README.md)
+#   ./run.sh bench sig [ROUNDS [PER_ROUND]]
+#                    what verifying a Web Bot Auth signature costs per request,
+#                    beside libsodium's Ed25519 check alone (docs/signatures.md)
 #
 # Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
 # MESON_OPTS (extra `meson setup` options for a new build directory), CC.
@@ -161,7 +164,11 @@ case "${1:-}" in
             shift
             exec python3 bench/rewrite/run.py "$BUILD_DIR" "$@"
         fi
+        if [ "${1:-}" = sig ]; then
+            shift
+            exec "$BUILD_DIR/bench/sig/sig-bench" "$@"
+        fi
         exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
     accuracy) build; shift; exec python3 tools/accuracy.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@" ;;  # docs/accuracy.md
-    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | nginx | rewrite]" >&2; exit 2 ;;
+    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | nginx | rewrite | sig]" >&2; exit 2 ;;
 esac
