@@ -23,7 +23,9 @@
 #                    the nginx module against nginx's own regex configuration
 #                    and auth_request, with wrk (bench/nginx/README.md)
 #   ./run.sh bench rewrite
-#                    the rewrite engine's micro-benchmark (bench/rewrite/README.md)
+#                    the rewrite engine against nginx sub_filter and subs_filter,
+#                    sed, Python re and Rust regex / aho-corasick on the same
+#                    pages and rules, and its memory per stream (bench/rewrite/README.md)
 #
 # Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
 # MESON_OPTS (extra `meson setup` options for a new build directory), CC.
@@ -41,6 +43,11 @@ ${EXTRA_PACKAGES:-}"
 # test (bench, which also needs wrk) put in front of it, only run, never
 # linked; and nginx-dev, to build the nginx module for Debian's nginx.
 PROXY_PACKAGES="caddy nginx haproxy nginx-dev"
+# The rewrite benchmark's peers (./run.sh bench rewrite only): the
+# subs_filter nginx module, and Debian's Rust toolchain and crates, from
+# which bench/rewrite/run.py builds the Rust peer offline.
+REWRITE_PEER_PACKAGES="libnginx-mod-http-subs-filter cargo rustc librust-regex-dev
+librust-aho-corasick-dev"
 
 ensure_packages() {
     missing=""
@@ -123,6 +130,9 @@ case "${1:-}" in
     test) shift; test_suite "$@" ;;
     bench)
         PACKAGES="$PACKAGES $PROXY_PACKAGES wrk gnuplot-nox"
+        if [ "${2:-}" = rewrite ]; then
+            PACKAGES="$PACKAGES $REWRITE_PEER_PACKAGES"
+        fi
         build
         # A build directory configured before the Lua packages were
         # installed has no Lua peers: look for them again.
@@ -146,7 +156,7 @@ case "${1:-}" in
         fi
         if [ "${1:-}" = rewrite ]; then
             shift
-            exec "$BUILD_DIR/bench/rewrite/rw-bench" "$@"
+            exec python3 bench/rewrite/run.py "$BUILD_DIR" "$@"
         fi
         exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
     accuracy) build; shift; exec python3 tools/accuracy.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@" ;;  # docs/accuracy.md

@@ -43,6 +43,17 @@ void *xrealloc(void *p, size_t n)
     return p;
 }
 
+uint64_t num_arg(const char *opt, const char *s, uint64_t lo, uint64_t hi)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || s[0] == '+' || v < lo || v > hi)
+        die("%s: want a number from %llu to %llu, not \"%s\"", opt, (unsigned long long)lo,
+            (unsigned long long)hi, s);
+    return v;
+}
+
 char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

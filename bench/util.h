@@ -24,6 +24,9 @@ void *xrealloc(void *p, size_t n);
 /* The whole file, NUL-terminated (len excludes the NUL); dies unless it
  * is a regular file. */
 char *read_file(const char *path, size_t *len);
+/* The value of a number option: all of `s`, decimal, from lo to hi;
+ * dies naming `opt` otherwise. */
+uint64_t num_arg(const char *opt, const char *s, uint64_t lo, uint64_t hi);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t now_ns(void);
 /* qsort comparator for uint64_t. */

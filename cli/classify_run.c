@@ -56,6 +56,10 @@ static const char usage_text[] =
     "  --trust-proxy LIST trust these proxies (addresses or CIDR prefixes,\n"
     "                     comma-separated; repeatable) to report the client in\n"
     "                     X-Forwarded-For / X-Real-IP (docs/language.md, Client IP)\n"
+    "  --rdns NAME        the forward-confirmed reverse-DNS name of every\n"
+    "                     request's client address, as a host would resolve it\n"
+    "                     (req.rdns; '' means resolved, no confirmed name);\n"
+    "                     without it req.rdns_checked is false\n"
     "  --filter NAME      decide with entry filter NAME of the rules instead of\n"
     "                     main (a filter of the compiled file that accepts or\n"
     "                     rejects on every path; classifyc --dump marks them)\n"
@@ -66,7 +70,9 @@ static const char usage_text[] =
     "                     '  FILE:LINE: STEP', with the source line under the\n"
     "                     first step on it when FILE can be read; with --json,\n"
     "                     an \"explain\" array of {file, line, col, depth, text}\n"
-    "\n"
+    "\n";
+/* In two parts: C11 promises string literals of 4,095 bytes only. */
+static const char usage_text2[] =
     "Rewriting (docs/classify-run.md, Rewriting a body):\n"
     "  --rewrite NAME     stream FILE (standard input without one) through the\n"
     "                     rewrite set NAME of the rules, to standard output\n"
@@ -120,6 +126,7 @@ typedef struct options {
     int json;
     int explain;
     const char *remote_addr;  /* --remote-addr, or NULL */
+    const char *rdns;         /* --rdns, or NULL */
     char *trusted;            /* --trust-proxy values joined with ',' (malloc'd) */
     size_t trusted_len;
     rewrite_opts rewrite;     /* --rewrite and its options (rewrite.set NULL: none) */
@@ -143,7 +150,8 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
     const char *a = argv[*i];
     /* Options of classifying, which --rewrite does not take. */
     static const char *const classify_only[] = {"--request", "--ua-file", "--filter", "--json",
-                                                "--explain", "--remote-addr", "--trust-proxy"};
+                                                "--explain", "--remote-addr", "--trust-proxy",
+                                                "--rdns"};
     for (size_t k = 0; k < sizeof classify_only / sizeof *classify_only; k++)
         if (strcmp(a, classify_only[k]) == 0 && !o->first_other) o->first_other = a;
 
@@ -214,10 +222,12 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
         }
         if (w != 0 && !o->first_rw) o->first_rw = a;
         *in_request = 0;
-    } else if (strcmp(a, "--ua-file") == 0 || strcmp(a, "--filter") == 0) {
-        const char **slot = a[2] == 'u' ? &o->ua_file : &o->filter;
+    } else if (strcmp(a, "--ua-file") == 0 || strcmp(a, "--filter") == 0 ||
+               strcmp(a, "--rdns") == 0) {
+        const char **slot = a[2] == 'u' ? &o->ua_file : a[2] == 'f' ? &o->filter : &o->rdns;
         if (*i + 1 >= argc) {
-            cli_usage_error(PROG, "option '%s' needs a %s name", a, a[2] == 'u' ? "file" : "filter");
+            cli_usage_error(PROG, "option '%s' needs a %s name", a,
+                            a[2] == 'u' ? "file" : a[2] == 'f' ? "filter" : "host");
             return ARGS_BAD;
         }
         if (*slot != NULL) {
@@ -401,6 +411,7 @@ typedef struct runner {
     int prefix; /* text output names the file: several request files */
     explain_log *explain; /* --explain: the steps of the current request */
     const char *remote_addr; /* --remote-addr, set on every request */
+    const char *rdns;        /* --rdns, set on every request */
     uint32_t filter;         /* the entry filter that decides (--filter) */
 } runner;
 
@@ -408,11 +419,14 @@ typedef struct runner {
  * err and returns -1. The request's bytes stay alive across clf_eval(), as
  * the context only borrows them. */
 static int classify(clf_ctx *ctx, uint32_t filter, const http_request *req, clf_verdict *v,
-                    explain_log *explain, const char *remote_addr, char *err, size_t errlen)
+                    explain_log *explain, const char *remote_addr, const char *rdns, char *err,
+                    size_t errlen)
 {
     clf_ctx_reset(ctx);
     if (remote_addr != NULL) /* checked when the options were read */
         clf_ctx_set_peer(ctx, remote_addr, strlen(remote_addr));
+    if (rdns != NULL) /* checked too; "" is "resolved, no confirmed name" */
+        clf_ctx_set_rdns(ctx, *rdns ? rdns : NULL, strlen(rdns));
     int rc = clf_ctx_set_method(ctx, req->method.ptr, req->method.len);
     if (rc == CLF_OK)
         rc = clf_ctx_set_path(ctx, req->path.ptr, req->path.len);
@@ -484,7 +498,7 @@ static int run_request_file(const runner *r, const char *path)
     clf_verdict v;
     int status = 0;
     if (http_request_parse(&req, data, len, err, sizeof err) != HTTP_PARSE_OK ||
-        classify(r->ctx, r->filter, &req, &v, r->explain, r->remote_addr, err, sizeof err) != 0) {
+        classify(r->ctx, r->filter, &req, &v, r->explain, r->remote_addr, r->rdns, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s: error: %s\n", display_name(path), err);
         status = -1;
     } else {
@@ -538,7 +552,7 @@ static int run_ua_line(const runner *r, const char *name, size_t lineno,
     req.query.ptr = "";
     req.headers = &h;
     req.header_count = len > 0;
-    if (classify(r->ctx, r->filter, &req, &v, r->explain, r->remote_addr, err, sizeof err) != 0) {
+    if (classify(r->ctx, r->filter, &req, &v, r->explain, r->remote_addr, r->rdns, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s:%zu: error: %s\n", name, lineno, err);
         return -1;
     }
@@ -664,7 +678,7 @@ static int run(const options *o, clf_ctx *ctx, uint32_t filter)
 {
     explain_log log;
     runner r = {ctx, stdout, o->json, o->request_count > 1, o->explain ? &log : NULL,
-                o->remote_addr, filter};
+                o->remote_addr, o->rdns, filter};
     int status = EXIT_CLASSIFIED;
 
     explain_log_init(&log);
@@ -694,6 +708,7 @@ int main(int argc, char **argv)
     switch (parse_args(argc, argv, &o)) {
     case ARGS_HELP:
         fputs(usage_text, stdout);
+        fputs(usage_text2, stdout);
         status = EXIT_CLASSIFIED;
         break;
     case ARGS_VERSION:
@@ -723,6 +738,14 @@ int main(int argc, char **argv)
             clf_ctx_set_peer(ctx, o.remote_addr, strlen(o.remote_addr)) != CLF_OK) {
             cli_usage_error(PROG, "--remote-addr: '%s' is not an IPv4 or IPv6 address",
                             o.remote_addr);
+            clf_ctx_free(ctx);
+            clf_program_free(prog);
+            status = EXIT_USAGE;
+            break;
+        }
+        if (o.rdns != NULL && *o.rdns &&
+            clf_ctx_set_rdns(ctx, o.rdns, strlen(o.rdns)) != CLF_OK) {
+            cli_usage_error(PROG, "--rdns: %s", clf_ctx_errmsg(ctx));
             clf_ctx_free(ctx);
             clf_program_free(prog);
             status = EXIT_USAGE;

@@ -53,6 +53,7 @@ struct ast {
     ty type;
     void *sym;     /* NAME/MEMBER: the symbol it resolves to */
     int method;    /* CALL: method id (compile.h) */
+    int field;     /* MEMBER of a Request: req_field (compile.h) */
     /* A str expression that is a request field read directly (or through
      * locals): codegen scans such values once per request. */
     int origin;    /* ORIGIN_* (compile.h) */

@@ -182,6 +182,16 @@ static int lowercase_header_name(checker *ck, ast *call, ast *arg, char **out)
     return 0;
 }
 
+const req_field_desc cc_request_fields[] = {
+    {"method", RF_METHOD, T_STR, ORIGIN_METHOD},
+    {"path", RF_PATH, T_STR, ORIGIN_PATH},
+    {"query", RF_QUERY, T_STR, ORIGIN_QUERY},
+    {"client_ip", RF_CLIENT_IP, T_IP, ORIGIN_NONE},
+    {"rdns", RF_RDNS, T_STR, ORIGIN_NONE},
+    {"rdns_checked", RF_RDNS_CHECKED, T_BOOL, ORIGIN_NONE},
+};
+const unsigned cc_nrequest_fields = sizeof cc_request_fields / sizeof cc_request_fields[0];
+
 /* Argument kinds of the built-in methods. */
 enum { A_NONE, A_STRSET, A_REGEX, A_HDRNAME, A_STR, A_INT, A_GROUP };
 
@@ -440,20 +450,23 @@ static ty check_member(checker *ck, ast *e)
     ty ot = check_expr(ck, e->a);
     if (ot == T_ERROR) return T_ERROR;
     if (ot == T_REQUEST) {
-        static const struct { const char *name; int origin; } fields[] = {
-            {"method", ORIGIN_METHOD}, {"path", ORIGIN_PATH}, {"query", ORIGIN_QUERY}};
-        for (size_t i = 0; i < 3; i++)
-            if (strcmp(e->str, fields[i].name) == 0) {
-                e->origin = fields[i].origin;
-                return T_STR;
+        for (unsigned i = 0; i < cc_nrequest_fields; i++)
+            if (strcmp(e->str, cc_request_fields[i].name) == 0) {
+                e->origin = cc_request_fields[i].origin;
+                e->field = cc_request_fields[i].id;
+                return (ty)cc_request_fields[i].type;
             }
-        if (strcmp(e->str, "client_ip") == 0) return T_IP;
         if (strcmp(e->str, "header") == 0 || strcmp(e->str, "has_header") == 0 ||
-            strcmp(e->str, "cookie") == 0 || strcmp(e->str, "query_param") == 0)
+            strcmp(e->str, "cookie") == 0 || strcmp(e->str, "query_param") == 0) {
             ERR(ck, e, "'%s' is a method: write %s(\"name\")", e->str, e->str);
-        else
-            ERR(ck, e, "Request has no field '%s' (fields: method, path, query, client_ip)",
-                e->str);
+        } else {
+            char names[160];
+            size_t o = 0;
+            for (unsigned i = 0; i < cc_nrequest_fields && o < sizeof names; i++)
+                o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "",
+                                      cc_request_fields[i].name);
+            ERR(ck, e, "Request has no field '%s' (fields: %s)", e->str, names);
+        }
         return T_ERROR;
     }
     ERR(ck, e, "%s has no field '%s'", chk_type_names[ot], e->str);

@@ -20,7 +20,7 @@ static int valid_header_name(const char *s, uint32_t n)
 void chk_test(checker *ck, ast *t)
 {
     static const struct { const char *name; int nargs; } dirs[] = {
-        {"method", 1}, {"target", 1}, {"header", 2}, {"peer", 1}, {"trust", 1}};
+        {"method", 1}, {"target", 1}, {"header", 2}, {"peer", 1}, {"trust", 1}, {"rdns", 1}};
     int nexpect = 0;
     for (ast *d = t->b; d; d = d->next) {
         if (d->kind == AST_EXPECT) {
@@ -71,7 +71,7 @@ void chk_test(checker *ck, ast *t)
             if (strcmp(d->str, dirs[i].name) == 0) break;
         if (i == sizeof dirs / sizeof dirs[0]) {
             ERR(ck, d, "unknown test directive '%s' (method, target, header, peer, trust, "
-                       "expect)", d->str);
+                       "rdns, expect)", d->str);
             continue;
         }
         if ((d->b != NULL) != (dirs[i].nargs == 2)) {
@@ -90,6 +90,13 @@ void chk_test(checker *ck, ast *t)
             vm_iprange r;
             if (!vm_iprange_parse(d->a->str, d->a->slen, &r))
                 ERR(ck, d->a, "not an IP address or prefix");
+        }
+        if (strcmp(d->str, "rdns") == 0) { /* what clf_ctx_set_rdns takes */
+            size_t n = d->a->slen - (d->a->slen && d->a->str[d->a->slen - 1] == '.');
+            int ok = n <= 253;
+            for (size_t k = 0; k < n && ok; k++)
+                ok = (unsigned char)d->a->str[k] > 0x20 && (unsigned char)d->a->str[k] < 0x7f;
+            if (!ok) ERR(ck, d->a, "not a host name (printable ASCII, at most 253 bytes)");
         }
         if (strcmp(d->str, "header") != 0 && strcmp(d->str, "trust") != 0) {
             /* method, target and peer say one thing about the request */

@@ -75,6 +75,21 @@ int cc_dump_tokens(const char *path, const cc_options *o, src_set *src,
 
 enum { ORIGIN_NONE = 0, ORIGIN_METHOD, ORIGIN_PATH, ORIGIN_QUERY, ORIGIN_HEADER };
 
+/* The fields of Request (docs/language.md, "The request"), read as
+ * `req.NAME`: check.c types them from cc_request_fields, translate.c
+ * lowers each by its id. */
+typedef enum req_field {
+    RF_NONE = 0, RF_METHOD, RF_PATH, RF_QUERY, RF_CLIENT_IP, RF_RDNS, RF_RDNS_CHECKED
+} req_field;
+typedef struct req_field_desc {
+    const char *name;
+    req_field id;
+    int type;   /* ty */
+    int origin; /* ORIGIN_*: a field tests on which join its subject */
+} req_field_desc;
+extern const req_field_desc cc_request_fields[];
+extern const unsigned cc_nrequest_fields;
+
 typedef enum method_id {
     M_NONE = 0,
     /* str */

@@ -2,7 +2,7 @@
  * test_run.c: runs the `test` blocks of a .clf file (classifyc --test).
  *
  * Each test builds one request from its directives (method, target,
- * header, peer, trust) and runs each `expect`ed filter on it with the
+ * header, peer, trust, rdns) and runs each `expect`ed filter on it with the
  * same loader and interpreter hosts use; a filter other than main may end
  * without a verdict, which `expect F pass` asserts. A test fails at its
  * first expectation that does not hold, naming that line.
@@ -81,7 +81,7 @@ static int run_one(const src_set *src, const cg_test *t, const uint8_t *bin, siz
         goto done;
     }
     const ast *m = directive(test, "method"), *tg = directive(test, "target"),
-              *peer = directive(test, "peer");
+              *peer = directive(test, "peer"), *rdns = directive(test, "rdns");
     clf_ctx_set_method(ctx, m ? m->a->str : "GET", m ? m->a->slen : 3);
     const char *target = tg ? tg->a->str : "/";
     size_t tn = tg ? tg->a->slen : 1;
@@ -89,6 +89,7 @@ static int run_one(const src_set *src, const cg_test *t, const uint8_t *bin, siz
     clf_ctx_set_path(ctx, target, q ? (size_t)(q - target) : tn);
     if (q) clf_ctx_set_query(ctx, q + 1, tn - (size_t)(q - target) - 1);
     if (peer) clf_ctx_set_peer(ctx, peer->a->str, peer->a->slen); /* bad text: unknown peer */
+    if (rdns) clf_ctx_set_rdns(ctx, rdns->a->slen ? rdns->a->str : NULL, rdns->a->slen); /* checked */
     for (const ast *d = test->b; d; d = d->next)
         if (d->kind == AST_TDIR && strcmp(d->str, "header") == 0 &&
             clf_ctx_add_header(ctx, d->a->str, d->a->slen, d->b->str, d->b->slen)) {

@@ -304,6 +304,38 @@ static int gen_compare(cg *g, ast *e)
     return r;
 }
 
+/* `req.NAME` (compile.h, cc_request_fields). */
+static int gen_request_field(cg *g, ast *e)
+{
+    /* The forwarding headers the client address is derived from: read by
+     * req.client_ip, and kept for the host of a program that reads the
+     * reverse DNS of that address (clf_ctx_client_ip tells it which). */
+    uint32_t xff = 0, xrip = 0;
+    if (e->field == RF_CLIENT_IP || e->field == RF_RDNS || e->field == RF_RDNS_CHECKED) {
+        xff = cg_header_slot(g, "x-forwarded-for");
+        xrip = cg_header_slot(g, "x-real-ip");
+    }
+    g->at = e;
+    int r;
+    switch (e->field) {
+    case RF_CLIENT_IP:
+        r = cg_new_reg(g, VM_T_IP);
+        cg_emit(g, OP_CLIENTIP, (uint32_t)r, xff, xrip);
+        return r;
+    case RF_RDNS_CHECKED:
+        r = cg_new_reg(g, VM_T_BOOL);
+        cg_emit(g, OP_RDNSCHK, (uint32_t)r, 0, 0);
+        return r;
+    default: { /* the str fields the context holds */
+        static const uint32_t fields[] = {[RF_METHOD] = VM_FIELD_METHOD, [RF_PATH] = VM_FIELD_PATH,
+                                          [RF_QUERY] = VM_FIELD_QUERY, [RF_RDNS] = VM_FIELD_RDNS};
+        r = cg_new_reg(g, VM_T_STR);
+        cg_emit(g, OP_FIELD, (uint32_t)r, fields[e->field], 0);
+        return r;
+    }
+    }
+}
+
 static int gen_expr(cg *g, ast *e)
 {
     g->at = e;
@@ -320,17 +352,7 @@ static int gen_expr(cg *g, ast *e)
         sym *s = e->sym;
         if (s && (s->kind == SYM_LOCAL || s->kind == SYM_PARAM)) return s->reg;
         if (s && s->kind == SYM_CONST) return gen_literal(g, s->decl->a);
-        if (e->type == T_IP) { /* req.client_ip */
-            uint32_t xff = cg_header_slot(g, "x-forwarded-for"), xrip = cg_header_slot(g, "x-real-ip");
-            int r = cg_new_reg(g, VM_T_IP);
-            g->at = e;
-            cg_emit(g, OP_CLIENTIP, (uint32_t)r, xff, xrip);
-            return r;
-        }
-        /* req.method, req.path, req.query */
-        int r = cg_new_reg(g, VM_T_STR);
-        cg_emit(g, OP_FIELD, (uint32_t)r, (uint32_t)(e->origin - ORIGIN_METHOD), 0);
-        return r;
+        return gen_request_field(g, e);
     }
     case AST_CALL: return gen_call(g, e);
     case AST_NOT: {

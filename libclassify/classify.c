@@ -149,6 +149,18 @@ CLF_API clf_status clf_ctx_set_peer(clf_ctx *ctx, const char *addr, size_t len)
     return vm_ctx_set_peer(ctx, addr ? addr : "", len);
 }
 
+CLF_API clf_status clf_ctx_client_ip(clf_ctx *ctx, uint8_t out[16], int *valid)
+{
+    if (!ctx || !out || !valid) return CLF_E_INVALID;
+    return vm_ctx_client_ip(ctx, out, valid);
+}
+
+CLF_API clf_status clf_ctx_set_rdns(clf_ctx *ctx, const char *name, size_t len)
+{
+    if (!ctx || (!name && len)) return CLF_E_INVALID;
+    return vm_ctx_set_rdns(ctx, name, len);
+}
+
 static clf_status set_field(clf_ctx *ctx, int f, const char *p, size_t n)
 {
     if (!ctx || (!p && n)) return CLF_E_INVALID;

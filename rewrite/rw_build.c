@@ -75,6 +75,7 @@ void rw_set_free(rw_set *s)
     if (s->redb_in_place) vm_free(&al, s->redb);
     else hs_free_database(s->redb);
     vm_free(&al, s->rules);
+    vm_free(&al, s->vfirst);
     vm_free(&al, s->strings);
     vm_free(&al, s->ops);
     vm_free(&al, s);
@@ -201,7 +202,7 @@ rw_status rw_build(const rw_set_desc *d, const vm_allocator *al, rw_set **out, r
         st = RW_E_RULES;
         goto fail;
     }
-    rw_set_finish(s);
+    if ((st = rw_set_finish(s)) != RW_OK) goto fail;
     *out = s;
     return RW_OK;
 fail:

@@ -66,6 +66,7 @@ struct rw_stream {
     uint64_t lv_len;        /* the bytes after it checked (0: none yet) */
     uint32_t lv_w;          /* its bound: the widest rule still alive there */
     int live_checks;        /* this feed call runs PCRE2 liveness checks (< W/3 bytes) */
+    uint32_t live_budget;   /* rule checks left in this feed call (rw_hs.c, start_bound) */
     uint32_t nactive;       /* active rules */
     uint32_t nbitmap;       /* bytes of each rule bitmap */
     uint8_t *active;        /* rules that may still fire */

@@ -452,28 +452,29 @@ static int prefix_differs(const rw_rule *r, const uint8_t *at, uint64_t have)
 
 /* PCRE2 liveness checks look at most this many bytes past a start. */
 #define RW_LIVE_SPAN 256u
+/* A PCRE2 check counts as this many prefix checks against the budget. */
+#define RW_LIVE_COST 64u
 
 /* The widest match that may still start at s, bytes. At first the widest
  * rule that can start with byte lin[s] (rw_set.wfixed, wvar), at most W.
  * A variable-width rule starting with that byte (`<!--.*-->` at every `<`
  * of a page, `UA-\d+` after every match of it) would hold up to W bytes
- * behind each such start, which in small chunks costs a W-byte copy, and
- * with many candidates held a rescan, per chunk (measured before this: 1
- * KiB chunks of HTML 2x slower than 64 KiB ones, 1-byte chunks 100x).
- * So a variable-width rule stops counting at s
+ * behind each such start. So, in the feed calls that narrow (rw_hs_feed:
+ * tiny ones, and those after a window with more candidates than kept), a
+ * variable-width rule stops counting at s
  *   - when the bytes after s contradict the literal its matches begin
  *     with (rw_rule.prefix: `<p` for `<!--`), which costs a few compares;
- *   - or, in feed calls of fewer than W/3 bytes, when PCRE2 run anchored at
+ *   - or, in calls of fewer than W/3 bytes too, when PCRE2 run anchored at
  *     s with PCRE2_PARTIAL_HARD on [s, s + RW_LIVE_SPAN) finds it cannot
  *     match; a complete match that cannot grow counts with its length.
  * A shorter subject only keeps more rules alive and more data only kills
  * more, so every bound found is safe, and they only shrink. PCRE2 runs at
  * the start where the frontier stops (lv_at) as its bytes double (1, 2,
- * 4, ... 256): at most 9 runs per start and rule. Feed calls of W/3
- * bytes or more skip it: they are scanned in O(chunk) anyway, and holding
- * W bytes after one costs about what checking its tail would (measured
- * on HTML with W = 8 KiB, in instructions: checks cost 15% at 4 KiB
- * chunks, saved 55% at 1 KiB and 99% at 1 byte). */
+ * 4, ... 256): at most 9 runs per start and rule. The work per call is
+ * bounded (st->live_budget, about W/4 rule checks, a PCRE2 run counting
+ * RW_LIVE_COST), so that it stays below what holding W bytes costs; past
+ * it a start keeps the uniform bound (docs/rewrite.md, "The frontier",
+ * has the measurements). */
 static uint32_t start_bound(rw_stream *st, rw_scratch *sc, uint64_t s)
 {
     const rw_set *set = st->set;
@@ -481,7 +482,8 @@ static uint32_t start_bound(rw_stream *st, rw_scratch *sc, uint64_t s)
     uint8_t b = at[0];
     uint32_t w = set->wfixed[b] > set->wvar[b] ? set->wfixed[b] : set->wvar[b];
     if (w > st->W) w = st->W;
-    if (set->wvar[b] <= set->wfixed[b]) return w; /* no variable-width rule can lower it */
+    if (set->wvar[b] <= set->wfixed[b] || st->live_budget == 0)
+        return w; /* no variable-width rule can lower it, or no time to look */
     if (s != st->lv_at) {
         st->lv_at = s;
         st->lv_len = 0;
@@ -492,13 +494,15 @@ static uint32_t start_bound(rw_stream *st, rw_scratch *sc, uint64_t s)
     int run = st->live_checks && st->lv_len < RW_LIVE_SPAN &&
               (st->lv_len == 0 || have >= 2 * st->lv_len);
     uint32_t live = set->wfixed[b];
-    for (uint32_t i = set->var_first; i != UINT32_MAX && live < w; i = set->rules[i].var_next) {
-        const rw_rule *r = &set->rules[i];
-        if (r->width <= live || !(r->first[b >> 3] >> (b & 7) & 1) || !rw_bit(st->active, i) ||
-            prefix_differs(r, at, st->t - s))
-            continue;
+    for (uint32_t k = set->vfirst_at[b]; k < set->vfirst_at[b + 1]; k++) {
+        const rw_rule *r = &set->rules[set->vfirst[k]];
+        if (r->width <= live) break; /* widest first: none after it is wider */
+        if (st->live_budget == 0) return w;
+        st->live_budget--;
+        if (!rw_bit(st->active, set->vfirst[k]) || prefix_differs(r, at, st->t - s)) continue;
         uint32_t need = r->width; /* alive, or PCRE2 could not tell */
         if (run && have > r->prefix_len) {
+            st->live_budget = st->live_budget > RW_LIVE_COST ? st->live_budget - RW_LIVE_COST : 0;
             st->stats.dfa_runs++;
             pcre2_set_match_limit(sc->mctx, rw_budget((size_t)have));
             int rc = pcre2_dfa_match(r->dfa, sc->lin, (PCRE2_SIZE)(s + have - st->base),
@@ -535,6 +539,9 @@ static uint64_t frontier(rw_stream *st, rw_scratch *sc)
 {
     uint64_t s = st->hz > st->pos ? st->hz : st->pos;
     if (st->t > (uint64_t)st->W + 1 && s < st->t - st->W - 1) s = st->t - st->W - 1;
+    /* not narrowing in this call (rw_hs_feed): the uniform frontier, in
+     * O(1), or where an earlier call got further */
+    if (st->live_budget == 0) return st->hz = s;
     while (s < st->t && s + start_bound(st, sc, s) + 2 <= st->t) s++;
     st->hz = s;
     return s;
@@ -577,9 +584,18 @@ static void save(rw_stream *st, rw_scratch *sc)
 rw_status rw_hs_feed(rw_stream *st, rw_scratch *sc, const uint8_t *p, size_t n)
 {
     const rw_set *s = st->set;
+    /* Narrow the frontier (start_bound) only where holding the window
+     * costs more than narrowing would: in tiny feed calls (the window is
+     * copied in and out of the scratch every call), and after a window
+     * that held more candidates than the stream keeps (it is scanned
+     * again every call). Elsewhere a held window costs two copies per
+     * call, less than checking starts (measured: +33% instructions with
+     * 10 regex rules in 1 KiB chunks when narrowing always). */
+    int narrow = st->kept_lost || (uint64_t)n * 64 < st->W;
     rw_status rc = load(st, sc);
     if (rc) return rc;
-    st->live_checks = (uint64_t)n * 3 < st->W;
+    st->live_checks = narrow && (uint64_t)n * 3 < st->W;
+    st->live_budget = narrow ? st->W / 4 + 64 : 0;
     while (n > 0) {
         if (st->passthrough) {
             ring_clear(sc, st->pos, st->t);

@@ -609,8 +609,10 @@ int rw_compile_rf(rw_set *s, rw_dctx *c)
         }
     }
     free(b.data);
-    if (!s->rf_code || !s->rf_code_ac || !s->rf_pattern) {
-        if (ec == PCRE2_ERROR_NOMEMORY || ec == PCRE2_ERROR_HEAP_FAILED || ec == 0) return -1;
+    /* Both compiled and the copy failed: ec then says "no error" (100). */
+    if (s->rf_code && s->rf_code_ac && !s->rf_pattern) return -1;
+    if (!s->rf_code || !s->rf_code_ac) {
+        if (ec == PCRE2_ERROR_NOMEMORY || ec == PCRE2_ERROR_HEAP_FAILED) return -1;
         char m[120];
         rw_pcre2_message(ec, m, sizeof m);
         c->rule = -1;
@@ -626,14 +628,48 @@ int rw_compile_rf(rw_set *s, rw_dctx *c)
  * per state in each of two state lists, a state per item at most. */
 static size_t dfa_ws_for(size_t n) { return 6 * (n + 16) + 1000; }
 
-void rw_set_finish(rw_set *s)
+/* The per-byte lists of variable-width rules (rw_set.vfirst), each
+ * widest first so that a search for a wider live rule can stop early. */
+static rw_status index_var_rules(rw_set *s)
+{
+    memset(s->vfirst_at, 0, sizeof s->vfirst_at);
+    size_t total = 0;
+    for (uint32_t i = 0; i < s->nrules; i++) {
+        const rw_rule *r = &s->rules[i];
+        if (r->var_index == UINT32_MAX) continue;
+        for (unsigned b = 0; b < 256; b++) s->vfirst_at[b + 1] += r->first[b >> 3] >> (b & 7) & 1;
+    }
+    for (unsigned b = 0; b < 256; b++) s->vfirst_at[b + 1] += s->vfirst_at[b];
+    total = s->vfirst_at[256];
+    vm_free(&s->al, s->vfirst);
+    s->vfirst = vm_malloc(&s->al, (total ? total : 1) * sizeof *s->vfirst);
+    if (!s->vfirst) return RW_E_NOMEM;
+    uint32_t fill[256];
+    memcpy(fill, s->vfirst_at, sizeof fill);
+    for (uint32_t i = 0; i < s->nrules; i++) {
+        const rw_rule *r = &s->rules[i];
+        if (r->var_index == UINT32_MAX) continue;
+        for (unsigned b = 0; b < 256; b++) {
+            if (!(r->first[b >> 3] >> (b & 7) & 1)) continue;
+            /* insertion into b's list, by width (rules come in order, so
+             * equal widths keep it) */
+            uint32_t k = fill[b]++;
+            while (k > s->vfirst_at[b] && s->rules[s->vfirst[k - 1]].width < r->width) {
+                s->vfirst[k] = s->vfirst[k - 1];
+                k--;
+            }
+            s->vfirst[k] = i;
+        }
+    }
+    return RW_OK;
+}
+
+rw_status rw_set_finish(rw_set *s)
 {
     s->W = 0;
     memset(s->wfixed, 0, sizeof s->wfixed);
     memset(s->wvar, 0, sizeof s->wvar);
     s->nvar = s->nonce = s->maxgroups = 0;
-    s->var_first = UINT32_MAX;
-    uint32_t *link = &s->var_first;
     s->dfa_ws_ints = 0;
     for (uint32_t i = 0; i < s->nrules; i++) {
         rw_rule *r = &s->rules[i];
@@ -647,11 +683,8 @@ void rw_set_finish(rw_set *s)
         uint32_t *wt = r->fixed ? s->wfixed : s->wvar;
         for (unsigned b = 0; b < 256; b++)
             if ((r->first[b >> 3] >> (b & 7) & 1) && r->width > wt[b]) wt[b] = r->width;
-        r->var_next = UINT32_MAX;
         if (!r->fixed && r->kind == RW_REGEX) {
             r->var_index = s->nvar++;
-            *link = i;
-            link = &r->var_next;
             size_t ws = dfa_ws_for(r->pat_len);
             if (ws > s->dfa_ws_ints) s->dfa_ws_ints = ws;
         }
@@ -665,4 +698,5 @@ void rw_set_finish(rw_set *s)
     } else {
         s->holdback = (uint64_t)s->W + 2;
     }
+    return index_var_rules(s);
 }

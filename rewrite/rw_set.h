@@ -66,12 +66,10 @@ typedef struct rw_rule {
     uint32_t rf_group;
     /* SRW and sub_filter variable-width rules: the literal bytes every
      * match begins with (`<!--` for `<!--.*-->`; ASCII case-insensitive
-     * when RW_CASELESS), at most RW_PREFIX_MAX, maybe none; and the next
-     * variable-width rule (rw_set.var_first; UINT32_MAX ends the list).
-     * For the frontier (rw_hs.c, start_bound). */
+     * when RW_CASELESS), at most RW_PREFIX_MAX, maybe none. For the
+     * frontier (rw_hs.c, start_bound). */
     uint8_t prefix[RW_PREFIX_MAX];
     uint32_t prefix_len;
-    uint32_t var_next;
 } rw_rule;
 
 struct rw_set {
@@ -116,7 +114,10 @@ struct rw_set {
      * is b is decided once that many bytes + 2 are in, not W + 2 (rw_hs.c,
      * the frontier): bytes no long rule starts with are not held back. */
     uint32_t wfixed[256], wvar[256];
-    uint32_t var_first; /* the first variable-width rule (rw_rule.var_next) */
+    /* The variable-width rules that can start with byte b, widest first:
+     * vfirst[vfirst_at[b] .. vfirst_at[b + 1]) (SRW and sub_filter). */
+    uint32_t *vfirst;
+    uint32_t vfirst_at[257];
 };
 
 /* Collecting diagnostics: the rule and place they are about. */
@@ -179,7 +180,7 @@ int rw_compile_rf(rw_set *s, rw_dctx *c);
 
 /* Computes the derived fields (W, nvar, nonce, maxgroups, holdback,
  * dfa_ws_ints) once every rule is prepared. */
-void rw_set_finish(rw_set *s);
+rw_status rw_set_finish(rw_set *s);
 
 /* The PCRE2 compile context the engine uses: newline LF; memory from al. */
 pcre2_code *rw_pcre2_compile(const uint8_t *p, size_t n, uint32_t options,

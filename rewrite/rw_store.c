@@ -344,7 +344,7 @@ rw_status rw_set_load(const void *p, size_t n, const vm_allocator *al, rw_set **
         }
     }
     rw_diags_free(&dg);
-    rw_set_finish(s);
+    if ((st = rw_set_finish(s)) != RW_OK) goto bad;
     *out = s;
     return RW_OK;
 bad_dg:

@@ -74,3 +74,32 @@ clf_status vm_ctx_set_peer(clf_ctx *ctx, const char *addr, size_t len)
     ctx->peer_valid = vm_ip_parse(addr, len, ctx->peer);
     return ctx->peer_valid ? CLF_OK : CLF_E_INVALID;
 }
+
+/* A host name as a resolver returns it: printable ASCII, lower-cased
+ * here (DNS names compare case-insensitively, RFC 4343, and the rules
+ * compare bytes), without the root's trailing dot; at most 253 bytes
+ * (RFC 1035 section 2.3.4, as text). */
+clf_status vm_ctx_set_rdns(clf_ctx *ctx, const char *name, size_t len)
+{
+    if (len && name[len - 1] == '.') len--;
+    if (len > 253) {
+        vm_errf(ctx->errmsg, sizeof ctx->errmsg, "the name is %zu bytes, longer than a DNS name",
+                len);
+        return CLF_E_INVALID;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c <= 0x20 || c >= 0x7f) {
+            vm_errf(ctx->errmsg, sizeof ctx->errmsg,
+                    "byte %zu of the name is 0x%02x: not a host name", i, c);
+            return CLF_E_INVALID;
+        }
+        ctx->rdns[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    ctx->rdns[len] = 0;
+    ctx->field[VM_FIELD_RDNS].s.p = ctx->rdns;
+    ctx->field[VM_FIELD_RDNS].s.n = len;
+    ctx->rdns_checked = 1;
+    ctx->errmsg[0] = 0;
+    return CLF_OK;
+}

@@ -65,6 +65,8 @@ struct clf_ctx {
     int peer_valid;
     uint8_t client[16];    /* req.client_ip, derived on first use */
     int client_state;      /* 0 not derived yet, 1 valid, 2 invalid */
+    int rdns_checked;      /* clf_ctx_set_rdns was called: req.rdns_checked */
+    char rdns[256];        /* req.rdns (field VM_FIELD_RDNS points here) */
     char errmsg[160];      /* clf_ctx_errmsg() */
     /* Per scan bit: 1 + the Hyperscan id of the test's first match, or 0;
      * written and read by traced runs only (clf_eval_explain). Last, so
@@ -82,6 +84,10 @@ VM_INTERNAL clf_status vm_ctx_new(const clf_program *prog, clf_ctx **out, char *
 VM_INTERNAL void vm_ctx_free(clf_ctx *ctx);
 /* clf_ctx_set_peer: addr (len bytes; "" for none). */
 VM_INTERNAL clf_status vm_ctx_set_peer(clf_ctx *ctx, const char *addr, size_t len);
+/* clf_ctx_set_rdns: name (len bytes), NULL for none. */
+VM_INTERNAL clf_status vm_ctx_set_rdns(clf_ctx *ctx, const char *name, size_t len);
+/* clf_ctx_client_ip (interp.c, beside the derivation it shares). */
+VM_INTERNAL clf_status vm_ctx_client_ip(clf_ctx *ctx, uint8_t out[16], int *valid);
 
 /* The hand-over of every request: inline, because the public calls are
  * thin wrappers and a call more per header showed in the constant
@@ -101,6 +107,7 @@ static inline void vm_ctx_reset(clf_ctx *ctx)
     ctx->ws_used = 0;
     ctx->peer_valid = 0;
     ctx->client_state = 0;
+    ctx->rdns_checked = 0;
     ctx->errmsg[0] = 0;
 }
 

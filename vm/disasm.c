@@ -12,7 +12,6 @@
 #include "program.h"
 #include "rw_build.h"
 
-static const char *const field_names[VM_FIELD_COUNT] = {"method", "path", "query"};
 static const char *const subject_kinds[VM_SUBJ_KIND_COUNT] = {
     "method", "path", "query", "header", "value"};
 
@@ -133,7 +132,7 @@ static void insn_text(const clf_program *p, const vm_func *f, uint32_t pc, char 
         case VM_OPND_IMM: o += (size_t)snprintf(d + o, cap - o, " %d", (int32_t)v); break;
         case VM_OPND_FLD:
             o += (size_t)snprintf(d + o, cap - o, " %u", v);
-            no += (size_t)snprintf(note + no, sizeof note - no, "%s", field_names[v]);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%s", vm_field_names[v]);
             break;
         case VM_OPND_HDR:
             o += (size_t)snprintf(d + o, cap - o, " H%u", v);

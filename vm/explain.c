@@ -39,7 +39,6 @@ typedef struct site {
     const vm_value *R;
 } site;
 
-static const char *const field_names[VM_FIELD_COUNT] = {"method", "path", "query"};
 
 static int reads_register(vm_operand k)
 {
@@ -83,7 +82,7 @@ static void subject_name(vm_text *t, const clf_program *p, const vm_subject *S)
         vm_text_str(t, "header ");
         vm_text_name(t, k->str, k->len);
     } else {
-        vm_text_str(t, field_names[S->kind]);
+        vm_text_str(t, vm_field_names[S->kind]);
     }
 }
 
@@ -239,7 +238,7 @@ static int directive(explainer *x, const site *at, const char **tp)
         if (strlen(names[i].name) == n && memcmp(names[i].name, s, n) == 0) id = names[i].id;
     *tp = s + n;
     switch (id) {
-    case 1: vm_text_str(t, field_names[in->b]); return 1;
+    case 1: vm_text_str(t, vm_field_names[in->b]); return 1;
     case 2: header_name(t, p, in->b); return 1;
     case 3:
         if (!at->ctx->slots[in->b].count) vm_text_str(t, " (absent)");

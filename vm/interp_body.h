@@ -209,6 +209,7 @@ clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out, vm_outcome *out
     CASE(CLIENTIP)
         if ((st = client_ip(ctx, B, C, &R[A]))) return st;
         NEXT();
+    CASE(RDNSCHK) R[A].i = ctx->rdns_checked; NEXT();
     CASE(COOKIE) cookie(ctx, B, &R[C], &R[A]); NEXT();
     CASE(QPARAM) {
         /* Decoding never lengthens, so the query's length bounds it. */

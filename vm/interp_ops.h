@@ -164,7 +164,7 @@ static clf_status header_or_null(clf_ctx *ctx, uint32_t h, const char **p, size_
 {
     *p = NULL;
     *n = 0;
-    if (!ctx->slots[h].count) return CLF_OK;
+    if (h == UINT32_MAX || !ctx->slots[h].count) return CLF_OK; /* no such slot: absent */
     vm_value v;
     clf_status st = header_value(ctx, h, &v);
     if (st) return st;

@@ -1,6 +1,8 @@
 /* opcodes.c: tables generated from opcodes.def. */
 #include "opcodes.h"
 
+const char *const vm_field_names[VM_FIELD_COUNT] = {"method", "path", "query", "rdns"};
+
 const vm_opinfo vm_opinfo_table[VM_OP_COUNT] = {
 #define OP(name, a, b, c, flags, synopsis, explain) \
     {#name, {VM_OPND_##a, VM_OPND_##b, VM_OPND_##c}, (flags), synopsis, explain},

@@ -61,7 +61,10 @@ typedef struct vm_insn {
 
 /* Request fields addressed by OP_FIELD (and the subject kinds below). */
 enum { VM_FIELD_METHOD = 0, VM_FIELD_PATH = 1, VM_FIELD_QUERY = 2,
-       VM_FIELD_COUNT = 3 };
+       VM_FIELD_RDNS = 3, /* clf_ctx_set_rdns: not a pattern subject */
+       VM_FIELD_COUNT = 4 };
+/* Their names in --dump and --explain ("method", ...: opcodes.c). */
+extern const char *const vm_field_names[VM_FIELD_COUNT];
 
 /* Opcode flags (the FLAGS column of opcodes.def, which says what each
  * means and who reads it). */

@@ -114,6 +114,18 @@ def corpus(corpora):
     return out
 
 
+def server_client_cpus(no_pin):
+    """(server prefix, client prefix, what was done): the servers on CPU 1
+    and the load generator on CPU 0 with taskset, when both CPUs are ours."""
+    if no_pin:
+        return [], [], "not pinned (--no-pin)"
+    if shutil.which("taskset") is None:
+        return [], [], "not pinned: taskset not found"
+    if not {0, 1} <= os.sched_getaffinity(0):
+        return [], [], "not pinned: CPUs 0 and 1 are not both available"
+    return ["taskset", "-c", "1"], ["taskset", "-c", "0"], "servers on CPU 1, wrk on CPU 0 (taskset)"
+
+
 class Bench(serve_bench.Bench):
     def __init__(self, args):
         self.args = args
@@ -147,15 +159,7 @@ class Bench(serve_bench.Bench):
 
     def setup(self):
         a = self.args
-        self.server_cpu, self.client_cpu, self.pinned = [], [], "not pinned (--no-pin)"
-        if not a.no_pin:
-            if shutil.which("taskset") is None:
-                self.pinned = "not pinned: taskset not found"
-            elif not {0, 1} <= os.sched_getaffinity(0):
-                self.pinned = "not pinned: CPUs 0 and 1 are not both available"
-            else:
-                self.server_cpu, self.client_cpu = ["taskset", "-c", "1"], ["taskset", "-c", "0"]
-                self.pinned = "servers on CPU 1, wrk on CPU 0 (taskset)"
+        self.server_cpu, self.client_cpu, self.pinned = server_client_cpus(a.no_pin)
         self.reqs = corpus(a.corpora)
         with open(self.path("corpus.lua"), "w") as f:
             f.write(LUA_HEAD + "".join("  %s,\n" % lua_string(r) for r in self.reqs) + LUA_TAIL)

@@ -3,7 +3,7 @@
  * HTML pages (bench/rewrite/README.md). Figures, not a test.
  *
  *   rw-bench [--pages N] [--seed S] [--chunk BYTES] [--rounds R]
- *            [--set KIND:N]... [--json FILE]
+ *            [--set KIND:N]... [--json FILE] [--write-out DIR]
  *
  * For each rule set (default lit:1 lit:10 lit:100 lit:1000 re:10 re:100,
  * SRW mode, max_match 8192): compile it, then rewrite every page as one
@@ -16,11 +16,20 @@
  * mask, and with an empty bitmap (unscanned copy); and the Hyperscan
  * floor: the set's own databases scanning the same chunks with a callback
  * that only counts (what the engine cannot go below).
+ *
+ * --write-out DIR times nothing: it writes each set's output for every
+ * page, fed in the same chunks, to DIR/KIND-N/page-NNNN.html (the names
+ * of rw-pagegen's pages), the reference that bench/rewrite/run.py
+ * compares every peer's output with before it times anything.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "benchset.h"
 #include "pagegen.h"
 #include "rw_build.h"
 #include "rw_set.h" /* the set's Hyperscan databases, for the floor */
@@ -115,6 +124,59 @@ static double hs_floor(const rw_set *set, const pages *pg, size_t chunk)
     return secs;
 }
 
+typedef struct outbuf {
+    uint8_t *p;
+    size_t n, cap;
+} outbuf;
+
+static int buf_sink(void *ud, const uint8_t *p, size_t n)
+{
+    outbuf *b = ud;
+    if (b->n + n > b->cap) {
+        while (b->n + n > b->cap) b->cap = b->cap ? 2 * b->cap : 1 << 16;
+        b->p = xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+    return 0;
+}
+
+/* --write-out: every page's output under DIR/KIND-N/. */
+static void write_outputs(const rw_set *set, const char *spec, const pages *pg, size_t chunk,
+                          const char *dir)
+{
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/%s", dir, spec);
+    char *colon = strrchr(sub, ':');
+    if (colon) *colon = '-';
+    if (mkdir(sub, 0755) != 0 && errno != EEXIST) die("%s: %s", sub, strerror(errno));
+    rw_scratch *sc = NULL;
+    rw_stream *st = NULL;
+    outbuf b = {0};
+    if (rw_scratch_new(set, NULL, &sc) || rw_stream_new(set, NULL, buf_sink, &b, &st))
+        die("scratch or stream");
+    for (uint32_t i = 0; i < pg->n; i++) {
+        b.n = 0;
+        rw_stream_reset(st, buf_sink, &b);
+        const uint8_t *p = pg->data + pg->off[i];
+        size_t len = pg->off[i + 1] - pg->off[i];
+        for (size_t at = 0; at < len; at += chunk) {
+            rw_status rc = rw_stream_feed(st, sc, p + at, len - at < chunk ? len - at : chunk);
+            if (rc) die("feed: %s", rw_status_name(rc));
+        }
+        rw_status rc = rw_stream_finish(st, sc);
+        if (rc) die("finish: %s", rw_status_name(rc));
+        char path[4200];
+        snprintf(path, sizeof path, "%s/page-%04u.html", sub, i);
+        FILE *f = fopen(path, "wb");
+        if (!f || (b.n && fwrite(b.p, 1, b.n, f) != b.n) || fclose(f) != 0)
+            die("cannot write %s", path);
+    }
+    free(b.p);
+    rw_stream_free(st);
+    rw_scratch_free(sc);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -130,16 +192,19 @@ int main(int argc, char **argv)
     const char *sets[32];
     int nsets = 0;
     const char *json = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--pages") && i + 1 < argc) npages = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--set") && i + 1 < argc && nsets < 32) sets[nsets++] = argv[++i];
-        else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    const char *write_out = NULL;
+    for (int i = 1; i < argc; i += 2) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v && !strcmp(a, "--pages")) npages = (uint32_t)num_arg(a, v, 1, 100000);
+        else if (v && !strcmp(a, "--seed")) seed = num_arg(a, v, 0, UINT64_MAX);
+        else if (v && !strcmp(a, "--chunk")) chunk = (size_t)num_arg(a, v, 1, 1u << 30);
+        else if (v && !strcmp(a, "--rounds")) rounds = (uint32_t)num_arg(a, v, 1, 1000);
+        else if (v && !strcmp(a, "--set") && nsets < 32) sets[nsets++] = v;
+        else if (v && !strcmp(a, "--json")) json = v;
+        else if (v && !strcmp(a, "--write-out")) write_out = v;
         else {
             fprintf(stderr, "usage: rw-bench [--pages N] [--seed S] [--chunk BYTES] [--rounds R] "
-                            "[--set lit:N|re:N]... [--json FILE]\n");
+                            "[--set lit:N|re:N]... [--json FILE] [--write-out DIR]\n");
             return 2;
         }
     }
@@ -147,7 +212,6 @@ int main(int argc, char **argv)
         static const char *def[] = {"lit:1", "lit:10", "lit:100", "lit:1000", "re:10", "re:100"};
         for (int i = 0; i < 6; i++) sets[nsets++] = def[i];
     }
-    if (chunk == 0 || rounds == 0 || npages == 0) die("--chunk, --rounds and --pages must be > 0");
     pages pg = {0};
     pg.off = xcalloc(npages + 1, sizeof *pg.off);
     for (uint32_t i = 0; i < npages; i++) {
@@ -156,6 +220,16 @@ int main(int argc, char **argv)
     }
     pg.off[npages] = pg.len;
     pg.n = npages;
+    if (write_out) {
+        for (int si = 0; si < nsets; si++) {
+            rw_set *set = benchset_build(sets[si], NULL, NULL);
+            write_outputs(set, sets[si], &pg, chunk, write_out);
+            rw_set_free(set);
+        }
+        free(pg.data);
+        free(pg.off);
+        return 0;
+    }
     printf("# %u pages from seed %llu, %.1f MB, chunks of %zu bytes, %u rounds, one thread\n",
            npages, (unsigned long long)seed, pg.len / 1e6, chunk, rounds);
     printf("%-9s %10s %10s %10s %10s %11s %12s %10s %8s %11s %11s %9s %9s\n", "set", "MB/s", "min",
@@ -165,32 +239,9 @@ int main(int argc, char **argv)
     if (json && !jf) die("cannot write %s", json);
     if (jf) fprintf(jf, "{\"pages\": %u, \"bytes\": %zu, \"chunk\": %zu, \"sets\": [", npages, pg.len, chunk);
     for (int si = 0; si < nsets; si++) {
-        char kind[8] = {0};
+        double compile_ms = 0;
         unsigned n = 0;
-        if (sscanf(sets[si], "%7[a-z]:%u", kind, &n) != 2) die("bad --set %s", sets[si]);
-        pagegen_rule *pr = pagegen_rules(kind, n);
-        if (!pr) die("bad --set %s", sets[si]);
-        rw_rule_desc *rd = xcalloc(n, sizeof *rd);
-        for (unsigned i = 0; i < n; i++) {
-            rd[i].kind = pr[i].regex ? RW_REGEX : RW_LITERAL;
-            rd[i].flags = pr[i].caseless ? RW_CASELESS : 0;
-            rd[i].pattern = pr[i].pattern;
-            rd[i].pattern_len = strlen(pr[i].pattern);
-            rd[i].replacement = pr[i].replacement;
-            rd[i].replacement_len = strlen(pr[i].replacement);
-        }
-        rw_set_desc d;
-        rw_set_desc_init(&d);
-        d.rules = rd;
-        d.nrules = n;
-        rw_set *set = NULL;
-        rw_diags dg;
-        uint64_t c0 = now_ns();
-        rw_status st = rw_build(&d, NULL, &set, &dg);
-        double compile_ms = (double)(now_ns() - c0) / 1e6;
-        if (st) die("%s: %s%s%s", sets[si], rw_status_name(st), dg.n ? ": " : "",
-                    dg.n ? dg.v[0].message : "");
-        rw_diags_free(&dg);
+        rw_set *set = benchset_build(sets[si], &compile_ms, &n);
         rw_scratch *sc = NULL;
         rw_stream *s = NULL;
         counter cnt = {0};
@@ -255,8 +306,6 @@ int main(int argc, char **argv)
         rw_stream_free(s);
         rw_scratch_free(sc);
         rw_set_free(set);
-        free(rd);
-        pagegen_free_rules(pr, n);
     }
     if (jf) {
         fprintf(jf, "]}\n");

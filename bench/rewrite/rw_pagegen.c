@@ -19,9 +19,10 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "pages")) {
         uint32_t n = 64;
         uint64_t seed = 20240611;
-        for (int i = 3; i + 1 < argc; i += 2) {
-            if (!strcmp(argv[i], "--pages")) n = (uint32_t)atoi(argv[i + 1]);
-            else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[i + 1], NULL, 10);
+        for (int i = 3; i < argc; i += 2) {
+            if (i + 1 == argc) die("%s needs a value", argv[i]);
+            if (!strcmp(argv[i], "--pages")) n = (uint32_t)num_arg("--pages", argv[i + 1], 1, 100000);
+            else if (!strcmp(argv[i], "--seed")) seed = num_arg("--seed", argv[i + 1], 0, UINT64_MAX);
             else die("unknown option %s", argv[i]);
         }
         uint8_t *buf = NULL;
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "rules")) {
-        uint32_t n = (uint32_t)atoi(argv[3]);
+        uint32_t n = (uint32_t)num_arg("N", argv[3], 1, 100000);
         pagegen_rule *r = pagegen_rules(argv[2], n);
         if (!r) die("unknown rule set %s", argv[2]);
         for (uint32_t i = 0; i < n; i++)

@@ -318,6 +318,36 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
  * Never allocates. */
 CLF_API clf_status clf_ctx_set_peer(clf_ctx *ctx, const char *addr, size_t len);
 
+/* The address the rules see as `req.client_ip`, for a host that looks
+ * something up about it (its reverse DNS, for clf_ctx_set_rdns): derived
+ * from the peer and, when the peer is a trusted proxy, the forwarding
+ * headers (X-Forwarded-For, X-Real-IP) added so far, by the rule of
+ * docs/language.md ("Client IP"). Call it after the peer and every header
+ * are set: the result is computed once per request and kept (as the
+ * rules' own reads are). Stores 16 bytes in out (IPv4 as ::ffff:a.b.c.d)
+ * and 1 in *valid, or 0 in *valid when the address is unknown (no peer).
+ * Returns CLF_OK, CLF_E_INVALID (NULL argument) or CLF_E_LIMIT (joining
+ * repeated forwarding headers passed CLF_LIMIT_WORKSPACE_BYTES). Never
+ * allocates. */
+CLF_API clf_status clf_ctx_client_ip(clf_ctx *ctx, uint8_t out[16], int *valid);
+
+/* The host's answer for the reverse DNS of the client address
+ * (clf_ctx_client_ip), for `req.rdns` and `req.rdns_checked`. Looking it
+ * up is the host's job (the library never blocks on DNS): a PTR query
+ * (RFC 1035 section 3.5), then a forward query of the name it gives (A or
+ * AAAA) that must list the address again ("forward-confirmed reverse
+ * DNS", as crawler operators document: docs/language.md, "The
+ * request"). Give the confirmed name (len bytes, printable ASCII, at most
+ * 253 bytes after one trailing dot is dropped; copied and lower-cased),
+ * or name NULL and len 0 when the lookups found no name or did not
+ * confirm it. Either way `req.rdns_checked` is then true; until this is
+ * called (and after clf_ctx_reset) it is false and `req.rdns` is "",
+ * which is what a host should leave when the answer is not known yet.
+ * Returns CLF_OK, or CLF_E_INVALID (NULL ctx, NULL name with len > 0, a
+ * name too long or with bytes outside 0x21-0x7e: clf_ctx_errmsg() says
+ * which; the state is then unchanged). Never allocates. */
+CLF_API clf_status clf_ctx_set_rdns(clf_ctx *ctx, const char *name, size_t len);
+
 typedef enum clf_verdict_kind { CLF_REJECT = 0, CLF_ACCEPT = 1 } clf_verdict_kind;
 
 typedef struct clf_verdict {

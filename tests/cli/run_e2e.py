@@ -477,6 +477,37 @@ def check_client_ip(tap, classifyc, cr, tmp):
             "address or CIDR prefix"], "a bad --trust-proxy is a usage error", r)
 
 
+RDNS_CLF = b'''filter main(req: Request) {
+    if !req.rdns_checked { accept "unknown" }
+    if req.rdns.ends_with(".googlebot.com") { accept "googlebot" }
+    reject "other"
+}
+'''
+
+
+def check_rdns(tap, classifyc, cr, tmp):
+    """--rdns NAME: the host's reverse-DNS answer; '' is resolved without a
+    name; a name that is not one is a usage error."""
+    src = os.path.join(tmp, "rdns.clf")
+    rules = os.path.join(tmp, "rdns.bin")
+    with open(src, "wb") as f:
+        f.write(RDNS_CLF)
+    r = run([classifyc, src, "-o", rules])
+    if not tap.ok(r.rc == 0, "classifyc compiles the reverse-DNS rules", r):
+        return
+    for args, want in [([], b"accept unknown\n"),
+                       (["--rdns", "CRAWL-1.googlebot.com."], b"accept googlebot\n"),
+                       (["--rdns", ""], b"reject other\n"),
+                       (["--rdns", "x.evilgooglebot.com"], b"reject other\n")]:
+        r = run([cr, rules] + args + ["--request", "-"], stdin=b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+        tap.ok(r.rc == 0 and r.out == want, "--rdns %r gives %r" % (args, want), r)
+    r = run([cr, rules, "--rdns", "a b", "--request", "-"], stdin=b"GET / HTTP/1.1\r\n\r\n")
+    tap.ok(r.rc == 2 and r.out == b"" and b"--rdns: byte 1 of the name is 0x20" in r.err,
+           "a bad --rdns is a usage error", r)
+    r = run([cr, rules, "--rdns", "a", "--rdns", "b", "--request", "-"])
+    tap.ok(r.rc == 2 and b"given more than once" in r.err, "--rdns twice is a usage error", r)
+
+
 FILTERS_CLF = b'''filter main(req: Request) {
     if req.path == "/admin" { reject "main-admin" }
     accept
@@ -573,6 +604,7 @@ def main(argv):
         check_bad_rules(tap, cr, rules, req, tmp)
         check_client_ip(tap, classifyc, cr, tmp)
         check_filter(tap, classifyc, cr, tmp)
+        check_rdns(tap, classifyc, cr, tmp)
     tap.done()
     return 0
 

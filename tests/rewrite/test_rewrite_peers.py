@@ -18,8 +18,10 @@ thread reached the same instruction one step earlier, docs/rewrite.md
 "Known differences"): they are reported as TAP TODO items, with the
 peer's expected output, so the difference stays visible.
 
-sub_filter mode: the behaviour of nginx's ngx_http_sub_module verified in
-../shared/notes/stream-rewrite.md section 4.1 (nginx 1.22.1).
+sub_filter mode: nginx's own tests of ngx_http_sub_module (nginx-tests'
+sub_filter.t and sub_filter_multi.t: every check about the body), and the
+behaviour verified in ../shared/notes/stream-rewrite.md section 4.1
+(nginx 1.22.1).
 
     test_rewrite_peers.py RWTOOL
 """
@@ -59,6 +61,150 @@ A_HTML = b"  hello, world  \nblah yeah\nhello  \n   baby!\n     \nabc\n"
 COMMENTS = (b" i don't know   // hello // world /* */\nhello world /** abc * b/c /*\n"
             b"    hello ** // world\n    *\n    */\nblah /* hi */ */ b\n//\n///hi\n")
 TRIMMED = b"hello, world\nblah yeah\nhello\nbaby!\nabc"
+
+# nginx's own tests of ngx_http_sub_module (nginx-tests: sub_filter.t and
+# sub_filter_multi.t, as of nginx 1.22), every one about the body. Their
+# `like(..., qr/.../)` checks are taken as the whole body they imply.
+# `return 200 $arg_b` is one buffer with last_buf; a served file is read in
+# output_buffers of 32 KiB, the last with last_buf; the "shortbuf" cases
+# come through a proxy at limit_rate 4 after 170 bytes (4-byte buffers).
+# sub_filter_once is on unless the location turns it off ("o" below), and
+# a location's own sub_filter lines replace the server's `foo bar`. Left
+# out: `$arg_a` inside a pattern or replacement is an nginx variable (the
+# cases keep the value the test gives it), and the header checks
+# (Last-Modified, weak ETag) are the nginx module's (docs/nginx.md).
+def sf_rules(pairs, once):
+    return [lit(p, t, "o" if once else "") for p, t in pairs]
+
+
+def sf_file(body):
+    return per_byte(body, 32768)
+
+
+SF_LONG = b"0123456789abcdef" * 17
+NGINX_SUB_FILTER_T = [
+    ("nginx sub_filter.t %s %r" % (loc, arg), SF, 8192, sf_rules(pairs, once), chunks, True, exp)
+    for loc, pairs, once, arg, chunks, exp in [
+        ("/foo.html", [("foo", "bar")], True, b"foo", [b"foo"], b"bar"),
+        ("/foo_uc.html (caseless)", [("foo", "bar")], True, b"FOO", [b"FOO"], b"bar"),
+        ("/foofoo.html (once default)", [("foo", "bar")], True, b"foofoo", [b"foofoo"], b"barfoo"),
+        ("/once", [("foo", "bar")], True, b"foofoo", [b"foofoo"], b"barfoo"),
+        ("/many", [("foo", "bar")], False, b"foofoo", [b"foofoo"], b"barbar"),
+        ("/many (incomplete)", [("foo", "bar")], False, b"fo", [b"fo"], b"fo"),
+        ("/many (incomplete long)", [("foo", "bar")], False, b"foofo", [b"foofo"], b"barfo"),
+        ("/complex", [("abac", "_replaced")], True, b"abac", [b"abac"], b"_replaced"),
+        ("/complex (1st char)", [("abac", "_replaced")], True, b"abaabac", [b"abaabac"], b"aba_replaced"),
+        ("/complex (2nd char)", [("abac", "_replaced")], True, b"ababac", [b"ababac"], b"ab_replaced"),
+        ("/complex2", [("ababX", "_replaced")], True, b"ababX", [b"ababX"], b"_replaced"),
+        ("/complex2 (long)", [("ababX", "_replaced")], True, b"abababX", [b"abababX"], b"ab_replaced"),
+        ("/complex3 (aab in aab)", [("aab", "_replaced")], True, b"aab", [b"aab"], b"_replaced"),
+        ("/complex3 (aab in aaab)", [("aab", "_replaced")], True, b"aaab", [b"aaab"], b"a_replaced"),
+        ("/complex3 (aab in aaaab)", [("aab", "_replaced")], True, b"aaaab", [b"aaaab"], b"aa_replaced"),
+        ("/single (only)", [("A", "B")], True, b"A", [b"A"], b"B"),
+        ("/single (begin)", [("A", "B")], True, b"AA", [b"AA"], b"BA"),
+        ("/single (middle)", [("A", "B")], True, b"CAAC", [b"CAAC"], b"CBAC"),
+        ("/single (end)", [("A", "B")], True, b"CA", [b"CA"], b"CB"),
+        ("/single/many (only)", [("A", "B")], False, b"A", [b"A"], b"B"),
+        ("/single/many (begin)", [("A", "B")], False, b"AA", [b"AA"], b"BB"),
+        ("/single/many (middle)", [("A", "B")], False, b"CAAC", [b"CAAC"], b"CBBC"),
+        ("/single/many (end)", [("A", "B")], False, b"CA", [b"CA"], b"CB"),
+        ("/var/string (a=foo)", [("Xfoo", "_replaced")], True, b"Xfoo", [b"Xfoo"], b"_replaced"),
+        ("/var/string (caseless)", [("Xfoo", "_replaced")], True, b"XFOO", [b"XFOO"], b"_replaced"),
+        ("/var/string (long)", [("Xabcdefghijklmnopq", "_replaced")], True, b"Xabcdefghijklmnopq",
+         [b"Xabcdefghijklmnopq"], b"_replaced"),
+        ("/var/replacement (a=ee)", [("aab", "ee_replaced")], True, b"aaab", [b"aaab"], b"aee_replaced"),
+    ]
+]
+MULTI = [("aab", "+"), ("yyz", "-")]
+MINIMAL = [("ab", "+"), ("cd", "-"), ("ef", "*"), ("gh", "!"), ("x", "_")]
+CROSS5 = [("abpatternyz", "+")]
+CROSS6 = [("abpattxernyz", "+"), ("abpattternyz", "-")]
+SHORT2 = [("abpatternyz", "+"), ("abpaernyz", "-")]
+NGINX_SUB_FILTER_MULTI_T = [
+    ("nginx sub_filter_multi.t %s" % loc, SF, 8192, sf_rules(pairs, once), chunks, final, exp)
+    for loc, pairs, once, chunks, final, exp in [
+        ("/multi (simple)", MULTI, False, [b"aabAyyzBaab"], True, b"+A-B+"),
+        ("/multi2 (partial)", [("aabb", "+"), ("aaabb", "-")], False, [b"aabbaaabbaabb"], True, b"+-+"),
+        ("/multi3 (exact)", [("aacbb", "+"), ("aadbb", "-")], False, [b"aadbbaacbb"], True, b"-+"),
+        ("/multi (case 1)", MULTI, False, [b"AABYYZAAB"], True, b"+-+"),
+        ("/case (case 2)", [("AAB", "+"), ("YYZ", "-")], False, [b"aabyyzaab"], True, b"+-+"),
+        ("/case2 (case 3)", [("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "+")], False,
+         [b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"], True, b"++"),
+        ("/case3 (case 4)", [("abcdefghijklmnopqrstuvwxyz", "+")], False,
+         [b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"], True, b"++"),
+        ("/minimal", MINIMAL, False, [b"AAabcdefghBxBabCxCcdDDefEEghFF"], True,
+         b"AA+-*!B_B+C_C-DD*EE!FF"),
+        ("/utf8", [("\u6a21\u69d8".encode(), "\u0437\u0430\u043c\u0435\u043d\u04301".encode()),
+                   ("\u092a\u0948\u091f\u0930\u094d\u0928".encode(),
+                    "\u0437\u0430\u043c\u0435\u043d\u04302".encode()),
+                   ("\u043f\u0430\u0442\u0442\u0435\u0440\u043d".encode(), b"replaced")], False,
+         ["\u0422\u0415\u041a\u0421\u0422\u6a21\u69d8\u0422\u0415\u041a\u0421\u04222"
+          "\u092a\u0948\u091f\u0930\u094d\u0928\u0422\u0415\u041a\u0421\u04223"
+          "\u043f\u0430\u0442\u0442\u0435\u0440\u043d".encode()], True,
+         "\u0422\u0415\u041a\u0421\u0422\u0437\u0430\u043c\u0435\u043d\u04301"
+         "\u0422\u0415\u041a\u0421\u04222\u0437\u0430\u043c\u0435\u043d\u04302"
+         "\u0422\u0415\u041a\u0421\u04223replaced".encode()),
+        ("/once 1", MULTI, True, [b"aabyyzaab"], True, b"+-aab"),
+        ("/once 2", MULTI, True, [b"yyzaabyyz"], True, b"-+yyz"),
+        ("/once 3", MULTI, True, [b"yyzyyzaabaabyyz"], True, b"-yyz+aabyyz"),
+        ("/table/inheritance", [("foo", "bar")], False, [b"foofoo"], True, b"barbar"),
+        ("/var/replacement/multi (a=A, b=B)", [("aab", "A_replaced"), ("yyz", "B_replaced")], False,
+         [b"aabyyzaab"], True, b"A_replacedB_replacedA_replaced"),
+        ("/crossbuf/match1", [("abpattyz", "+")], False, sf_file(b"abpattyz" * 6000), True, b"+" * 6000),
+        ("/crossbuf/match2", [("abpattrnyz", "+")], False, sf_file(b"abpattrnyz" * 5000), True,
+         b"+" * 5000),
+        ("/crossbuf/match3", CROSS5, False, sf_file(b"abpatternyz" * 4000), True, b"+" * 4000),
+        ("/crossbuf/match4", [("abpattternyz", "+")], False, sf_file(b"abpattternyz" * 4000), True,
+         b"+" * 4000),
+        ("/crossbuf/match3 5.1", CROSS5, False, sf_file(b"abpatternyzA" * 4000), True, b"+A" * 4000),
+        ("/crossbuf/match3 5.2", CROSS5, False, sf_file(b"abpatternyzABCDEFGHIJ" * 4000), True,
+         b"+ABCDEFGHIJ" * 4000),
+        ("/crossbuf/match3 5.3", CROSS5, False, sf_file(b"abpatternyzABCDEFGHIJK" * 4000), True,
+         b"+ABCDEFGHIJK" * 4000),
+        ("/crossbuf/match3 5.4", CROSS5, False, sf_file(b"abpatternyzABCDEFGHIJKL" * 4000), True,
+         b"+ABCDEFGHIJKL" * 4000),
+        ("/crossbuf/match5-01 6.1", [("abyz", "+"), ("abpattternyz", "-")], False,
+         sf_file(b"abyzAabpattternyz" * 3000), True, b"+A-" * 3000),
+        ("/crossbuf/match5-02 6.2", [("abpayz", "+"), ("abpattternyz", "-")], False,
+         sf_file(b"abpayzAabpattternyz" * 3000), True, b"+A-" * 3000),
+        ("/crossbuf/match6 7.1", CROSS6, False, sf_file(b"abpattxernyzabpattternyz" * 3000), True,
+         b"+-" * 3000),
+        ("/crossbuf/match6 7.2", CROSS6, False, sf_file(b"abpattxernyzAabpattternyz" * 3000), True,
+         b"+A-" * 3000),
+        ("/crossbuf/match6 7.3", CROSS6, False, sf_file(b"abpattxernyzABCDEFGHIJabpattternyz" * 3000),
+         True, b"+ABCDEFGHIJ-" * 3000),
+        ("/crossbuf/match6 7.4", CROSS6, False, sf_file(b"abpattxernyzABCDEFGHIJKabpattternyz" * 3000),
+         True, b"+ABCDEFGHIJK-" * 3000),
+        ("/crossbuf/match6 7.5", CROSS6, False, sf_file(b"abpattxernyzABCDEFGHIJKLabpattternyz" * 3000),
+         True, b"+ABCDEFGHIJKL-" * 3000),
+        ("/crossbuf/superlong/match1", [(SF_LONG, "+")], False, sf_file((b"ABC" + SF_LONG + b"XYZ") * 1000),
+         True, b"ABC+XYZ" * 1000),
+        ("/crossbuf/superlong/match2", [(SF_LONG, "+"), ("yz", "-")], False,
+         sf_file((b"ABC" + SF_LONG + b"yz") * 1000), True, b"ABC+-" * 1000),
+        ("/crossbuf/superlong/match3 3.1", [(SF_LONG, "+"), ("01ef", "-")], False,
+         sf_file((SF_LONG + b"ABC01ef") * 1000), True, b"+ABC-" * 1000),
+        ("/crossbuf/superlong/match3 3.2", [(SF_LONG, "+"), ("01ef", "-")], False,
+         sf_file((b"01efABC" + SF_LONG) * 1000), True, b"-ABC+" * 1000),
+        ("/crossbuf/superlong/match4", [(SF_LONG, "+"), ("01ef", "-"), ("_", "*")], False,
+         sf_file((b"01efA_Z" + SF_LONG) * 1000), True, b"-A*Z+" * 1000),
+        ("/shortbuf/match1 1.1", CROSS5, False, per_byte(b"abpatternyzA" * 3, 4), False, b"+A" * 3),
+        ("/shortbuf/match1 1.2", CROSS5, False, per_byte(b"abpatternyzABCD" * 3, 4), False,
+         b"+ABCD" * 3),
+        ("/shortbuf/match1 1.3", CROSS5, False, per_byte(b"abpatternyzABCDE" * 3, 4), False,
+         b"+ABCDE" * 3),
+        ("/shortbuf/match2 2.1", SHORT2, False, per_byte(b"abpatternyzAabpaernyzB" * 2, 4), False,
+         b"+A-B" * 2),
+        ("/shortbuf/match2 2.2", SHORT2, False, per_byte(b"abpatternyzAabpaernyz" * 2, 4), False,
+         b"+A-" * 2),
+        ("/shortbuf/match3", SHORT2 + [("_", "*")], False, per_byte(b"abpatternyzA_" * 3, 4), False,
+         b"+A*" * 3),
+        ("/shortbuf/match4", [("patt", "+")], False, per_byte(b"pattABCDEFGHI" * 3, 4), False,
+         b"+ABCDEFGHI" * 3),
+        ("/shortbuf/match5", [("abpatternyz", "+"), ("abpa", "-"), ("tter", "*")], False,
+         per_byte(b"abpatternyzABCDE" + b"abpatternyABCDE" * 2, 4), False,
+         b"+ABCDE" + b"-*nyABCDE" * 2),
+    ]
+]
 
 # (source, mode, max_match, rules, chunks, final, expected)
 CASES = [
@@ -209,7 +355,7 @@ CASES = [
     ("sub_filter no rescan", SF, 8192, [lit("a", "aa")], [b"aa"], False, b"aaaa"),
     ("sub_filter ignores ASCII case", SF, 8192, [lit("HeLLo", "X")], [b"hello HELLO hElLo"], False, b"X X X"),
     ("sub_filter leftmost", SF, 8192, [lit("bcdef", "X"), lit("abc", "Y")], [b"ab", b"cdef"], False, b"Ydef"),
-]
+] + NGINX_SUB_FILTER_T + NGINX_SUB_FILTER_MULTI_T
 
 
 # sregex's thread de-duplication after `$` (docs/rewrite.md): Perl, and

@@ -6,8 +6,8 @@
  * The body is one stream of the benchmark's generated pages
  * (bench/rewrite/pagegen.c), 64 of them cycled, fed in chunks whose sizes
  * vary from 1 byte to 1 MiB, through 90 literal and 10 regex rules (the
- * benchmark's lit:100 hosts and ids, and its re:10). The maximum resident
- * set size (getrusage) is read after the first 16 MiB and at the end; the
+ * benchmark's lit:100 hosts and ids, and its re:10). The peak resident
+ * set (peakrss.h: VmHWM) is read after the first 16 MiB and at the end; the
  * test fails when it grew by more than 1 MiB, or when the stream held
  * more than rw_set_holdback bytes between feeds. TAP output, with the
  * figures.
@@ -15,18 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "pagegen.h"
+#include "peakrss.h"
 #include "rw_stream.h"
-
-static long max_rss_kib(void)
-{
-    struct rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return u.ru_maxrss;
-}
 
 static int sink(void *ud, const uint8_t *p, size_t n)
 {
@@ -87,11 +80,11 @@ int main(int argc, char **argv)
         rw_stream_stats stt;
         rw_stream_stats_get(st, &stt);
         if (stt.held > max_held) max_held = stt.held;
-        if (!rss_early && fed >= (16u << 20)) rss_early = max_rss_kib();
+        if (!rss_early && fed >= (16u << 20)) rss_early = peak_rss_kib();
     }
     rw_status rc = rw_stream_finish(st, sc);
     double secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
-    long rss_end = max_rss_kib();
+    long rss_end = peak_rss_kib();
     if (!rss_early) rss_early = rss_end;
     rw_stream_stats stt;
     rw_stream_stats_get(st, &stt);
