@@ -337,7 +337,7 @@ static ngx_int_t
 ngx_http_classify_rewrite_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
     ngx_int_t                         rc;
-    ngx_uint_t                        flush, last;
+    ngx_uint_t                        flush, last, pushed;
     ngx_chain_t                      *cl;
     ngx_http_classify_rewrite_ctx_t  *ctx;
 
@@ -367,6 +367,7 @@ ngx_http_classify_rewrite_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
     }
 
     flush = 0;
+    pushed = 0;
 
     for ( ;; ) {
 
@@ -400,12 +401,21 @@ ngx_http_classify_rewrite_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 
         if (ctx->out == NULL) {
 
-            if (ctx->in == NULL) {
-                r->connection->buffered &= ~NGX_HTTP_CLASSIFY_RW_BUFFERED;
-                return ctx->busy ? NGX_AGAIN : NGX_OK;
-            }
+            /*
+             * Nothing new to send. A call with no input is nginx asking
+             * to push what is downstream (ngx_http_writer, and
+             * proxy_buffering off on each write event), as held input
+             * and busy buffers need too: kept here, the call would leave
+             * what the write filter holds waiting for the upstream's next
+             * bytes, and a paused upstream would stall the response. Not
+             * twice with nothing busy: an empty push is an alert in the
+             * write filter.
+             */
 
-            /* input held, and every buffer downstream: push them */
+            if (ctx->in == NULL && ctx->busy == NULL && (in || pushed)) {
+                r->connection->buffered &= ~NGX_HTTP_CLASSIFY_RW_BUFFERED;
+                return NGX_OK;
+            }
 
             rc = ngx_http_next_body_filter(r, NULL);
 
@@ -419,6 +429,7 @@ ngx_http_classify_rewrite_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
                                     &ngx_http_classify_rewrite_body_module);
         ctx->last_out = &ctx->out;
         flush = 0;
+        pushed = 1;
 
         if (rc == NGX_ERROR) {
             /* the client is gone: not the rewriter's failure */

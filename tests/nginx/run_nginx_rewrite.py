@@ -53,6 +53,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -113,6 +114,8 @@ http {{
                            classify_rewrite_buffers 2 1k;
                            proxy_buffers 4 4k; proxy_busy_buffers_size 4k;
                            proxy_max_temp_file_size 0; error_log {d}/logs/small.log debug; }}
+        location /smallnb/ {{ proxy_pass http://origin/up/; classify_rewrite literal;
+                             proxy_buffering off; }}
     }}
 }}
 """
@@ -126,11 +129,13 @@ class Origin:
     query: te=chunked|length (framing; default length), piece=N (bytes per
     chunk or write; default all), delay=MS (after every `every` pieces,
     default 1), ce=gzip|identity, type=MIME (default text/html),
-    etag=VALUE, lm=1 (a Last-Modified). Every response closes its
-    connection. `seen` records (path, request headers)."""
+    etag=VALUE, lm=1 (a Last-Modified), gate=N (after N bytes, wait
+    until the test sets `gate`). Every response closes its connection.
+    `seen` records (path, request headers)."""
 
     def __init__(self, root, pages):
         self.root, self.pages, self.seen = root, pages, []
+        self.gate = threading.Event()
         origin = self
 
         class H(socketserver.BaseRequestHandler):
@@ -203,10 +208,15 @@ class Origin:
         if method == "HEAD":
             return
         delay, every = float(q.get("delay", "0")) / 1000, int(q.get("every", "1"))
+        gate, sent = int(q.get("gate", "-1")), 0
         for i, p in enumerate(self.pieces(data, total, q)):
             s.sendall(b"%x\r\n%s\r\n" % (len(p), p) if chunked else p)
+            sent += len(p)
             if delay and (i + 1) % every == 0:
                 time.sleep(delay)
+            if 0 <= gate <= sent:
+                self.gate.wait(60)  # the test opens it (a paused origin)
+                gate = -1
         if chunked:
             s.sendall(b"0\r\n\r\n")
 
@@ -419,6 +429,64 @@ def check_proxied(t, port, small, d, ref, rules, origin, pages):
     t.ok(held > 0 and m and int(m.group(1)) <= 3,
          "... the filter held its input while its buffers were downstream (%d times), and made %s output "
          "buffers for the %d-byte body" % (held, m.group(1) if m else "?", len(want)), dbg[-2000:])
+
+
+def chunked_body_len(raw):
+    """How many body bytes the complete chunks of a chunked response so
+    far hold (raw: what follows the head)."""
+    n, i = 0, 0
+    while True:
+        j = raw.find(b"\r\n", i)
+        if j < 0:
+            return n
+        size = int(raw[i:j].split(b";")[0], 16)
+        if size == 0 or len(raw) < j + 2 + size + 2:
+            return n
+        n += size
+        i = j + 2 + size + 2
+
+
+def check_paused_origin(t, small, ref, rules, origin):
+    """proxy_buffering off, an origin that pauses mid-body, a client that
+    reads: what the rewriter has given out must reach the client while the
+    origin waits (nginx calls the body filter with no input to push what
+    the write filter holds; the filter must pass that on). The origin waits
+    until the client has it, so a filter that keeps it stalls the response:
+    the check fails after a 20 s wait, never on timing when it works."""
+    first = 512 << 10
+    blob = b"".join(origin.pieces(None, 1 << 20, {}))
+    want_first, _ = ref(rules, "literal", blob[:first])
+    want, _ = ref(rules, "literal", blob)
+    origin.gate.clear()
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(20)
+    s.connect(("127.0.0.1", small))
+    s.sendall(b"GET /smallnb/big?mib=1&gate=%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % first)
+    time.sleep(0.3)  # let nginx's buffers fill (not a condition of the check)
+    raw, before = b"", None
+    try:
+        # the literal set holds back at most its longest literal's length
+        while chunked_body_len(raw.partition(b"\r\n\r\n")[2]) < len(want_first) - 64:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            raw += chunk
+    except socket.timeout:
+        before = chunked_body_len(raw.partition(b"\r\n\r\n")[2])
+    origin.gate.set()
+    s.settimeout(30)
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        raw += chunk
+    s.close()
+    t.ok(before is None, "proxy_buffering off, the origin paused mid-body: the client gets the rewritten "
+                         "bytes so far while it waits (%d of them)" % len(want_first),
+         "stalled after %s body bytes" % before)
+    t.ok(dechunk(raw.partition(b"\r\n\r\n")[2]) == want, "... and then the rest, byte-identical to "
+                                                            "classify-run --rewrite literal")
 
 
 def check_cache(t, port, d, ref, rules):
@@ -670,6 +738,7 @@ def main(argv):
             return 1
         check_static(t, port, d, ref, rules, pages)
         check_proxied(t, port, small, d, ref, rules, origin, pages)
+        check_paused_origin(t, small, ref, rules, origin)
         check_cache(t, port, d, ref, rules)
         check_concurrent(t, port, d, ref, rules, pages)
         check_big(t, port, d, classify_run, rules, origin, sanitize)
@@ -677,6 +746,10 @@ def main(argv):
         log = ngx.error_log()
         t.ok("[alert]" not in log and "[crit]" not in log and "[emerg]" not in log,
              "no alert, crit or emerg in the error log", log[-3000:])
+    except Exception:
+        # a failed check, so that finish() keeps the prefix and its logs
+        t.ok(False, "the checks run to the end", traceback.format_exc())
+        raise
     finally:
         if ngx is not None:
             ngx.stop()
