@@ -15,13 +15,18 @@ replacement count ($classify_rewrite_replacements) with its --stats.
 Checks:
   - static files: rewritten, chunked, no Content-Length, Last-Modified
     removed, the ETag weak and tagged; a 304 for that ETag, none for the
-    original; HEAD gets the same headers and no body; nginx's gzip
+    original; a Range request gets the whole rewritten page; HEAD gets
+    the same headers and no body; nginx's gzip
     compresses the result; 404 and other types pass untouched,
     classify_rewrite_types adds one, classify_rewrite off;
   - proxied: chunked in 7-byte chunks and Content-Length in paced
     100-byte pieces, buffered and with proxy_buffering off, and through
     classify_rewrite_buffers 2 1k read by a slow client; a gzip body and
-    Content-Encoding: identity;
+    Content-Encoding: identity; proxy_buffering off with an origin that
+    pauses mid-body (what is rewritten reaches the client meanwhile);
+  - buffer sizes (BUFFERS): classify_rewrite_buffers from 1 128 to 2 64k,
+    output_buffers, sendfile, aio threads, proxy buffers, each static and
+    proxied;
   - the skip cache: no rule fires -> the second response is skipped, with
     the original headers; a changed file (new ETag) is rewritten again;
     without a validator, or with classify_rewrite_cache off, never
@@ -32,8 +37,8 @@ Checks:
   - `nginx -s reload` with rules whose template changed: a response in
     flight finishes with the old rules, later ones get the new, and the
     old ETag no longer revalidates;
-  - a 100 MiB proxied body: correct, and the worker's resident set flat
-    while it streams (/proc/PID/status);
+  - a 100 MiB proxied body: correct, and the worker's resident set and
+    its peak flat while it streams (VmRSS, VmHWM in /proc/PID/status);
   - `nginx -t` errors: an unknown set (the library's message lists the
     sets), a rules file without sets, no classify_rules, bad directive
     values; and no alert or crit in the error log.
@@ -105,7 +110,7 @@ http {{
         location /upnb/ {{ proxy_pass http://origin/up/; proxy_buffering off; }}
         location /upnomatch/ {{ proxy_pass http://origin/up/; classify_rewrite nomatch; }}
         location /conc/ {{ proxy_pass http://origin/up/; error_log {d}/logs/debug.log debug; }}
-    }}
+{buffers}    }}
 
     # a small socket send buffer, so that a slow client holds nginx up
     server {{
@@ -119,6 +124,28 @@ http {{
     }}
 }}
 """
+
+
+# Buffer sizes, each in a static and a proxied location (/bs/NAME/static/,
+# /bs/NAME/up/): the rewriter's output buffers (classify_rewrite_buffers),
+# and the input's, the copy filter's (output_buffers, sendfile, aio threads)
+# and the upstream's (proxy_buffer_size, proxy_buffers, proxy_buffering).
+BUFFERS = [
+    ("1x128", "classify_rewrite_buffers 1 128; output_buffers 1 1k; proxy_buffer_size 1k; "
+              "proxy_buffers 2 1k; proxy_busy_buffers_size 1k;"),
+    ("4x1k", "classify_rewrite_buffers 4 1k; output_buffers 3 4k; proxy_buffering off; "
+             "proxy_buffer_size 3k;"),
+    ("16x8k", "sendfile on;"),
+    ("2x64k", "classify_rewrite_buffers 2 64k; output_buffers 1 64k; sendfile on; aio threads; "
+              "proxy_buffers 8 16k; proxy_busy_buffers_size 32k;"),
+]
+
+
+def buffer_locations(d):
+    return "".join(
+        "        location /bs/{n}/static/ {{ alias {d}/www/static/; {v} }}\n"
+        "        location /bs/{n}/up/ {{ proxy_pass http://origin/up/; {v} }}\n".format(n=n, v=v, d=d)
+        for n, v in BUFFERS)
 
 
 # ---------------------------------------------------------------- the origin
@@ -291,10 +318,11 @@ class Log:
         return lines
 
 
-def rss_kib(pid):
+def mem_kib(pid):
+    """The process's resident set and its peak so far (VmRSS, VmHWM), KiB."""
     with open("/proc/%d/status" % pid) as f:
-        m = re.search(r"VmRSS:\s+(\d+) kB", f.read())
-    return int(m.group(1))
+        status = f.read()
+    return tuple(int(re.search(r"%s:\s+(\d+) kB" % k, status).group(1)) for k in ("VmRSS", "VmHWM"))
 
 
 # ---------------------------------------------------------------- checks
@@ -328,6 +356,12 @@ def check_static(t, port, d, ref, rules, pages):
                             headers={"If-Modified-Since": orig.get("last-modified", "")})
     t.ok(status == 200 and body == want, "If-Modified-Since the file's date: 200 (Last-Modified is not ours to "
                                          "revalidate)", status)
+    status, hh, body = fetch(port, "/static/page-0000.html", headers={"Range": "bytes=0-99"})
+    _, _, part = fetch(port, "/off/page-0000.html", headers={"Range": "bytes=0-99"})
+    t.ok(status == 200 and body == want and "content-range" not in hh and part == page[:100],
+         "Range: bytes=0-99: 200 and the whole rewritten page (ranges of the original are not ranges of "
+         "the result; classify_rewrite off gives the range)", (status, len(body), hh))
+    log.since(2)
     status, hh, body = fetch(port, "/static/page-0000.html", method="HEAD")
     t.ok(status == 200 and body == b"" and "content-length" not in hh and hh.get("etag") == etag
          and "last-modified" not in hh,
@@ -429,6 +463,31 @@ def check_proxied(t, port, small, d, ref, rules, origin, pages):
     t.ok(held > 0 and m and int(m.group(1)) <= 3,
          "... the filter held its input while its buffers were downstream (%d times), and made %s output "
          "buffers for the %d-byte body" % (held, m.group(1) if m else "?", len(want)), dbg[-2000:])
+
+
+def check_buffer_sizes(t, port, d, ref, rules, pages):
+    """Every page, static and proxied (in 3-byte chunks, and with a
+    Content-Length in 1000-byte writes), through each of BUFFERS."""
+    want = [ref(rules, "site", p)[0] for p in pages]
+    log = Log(d)
+    for name, directives in BUFFERS:
+        bad = []
+        f = Fetch(port)
+        try:
+            for i in range(len(pages)):
+                for q in ("static/page-%04d.html", "up/page-%04d.html?te=chunked&piece=3",
+                          "up/page-%04d.html?te=length&piece=1000"):
+                    path = "/bs/%s/%s" % (name, q % i)
+                    status, h, body = f.get(path)
+                    if status != 200 or body != want[i] or "content-length" in h:
+                        bad.append((path, status, len(body), len(want[i])))
+        finally:
+            f.close()
+        n = 3 * len(pages)
+        outcomes = [x[1] for x in log.since(n)]
+        t.ok(not bad and outcomes == ["rewritten"] * n,
+             "%s (%s): %d responses, static and proxied, byte-identical to classify-run"
+             % (name, directives, n), (bad, outcomes))
 
 
 def chunked_body_len(raw):
@@ -640,24 +699,29 @@ def check_big(t, port, d, classify_run, rules, origin, sanitize):
         h.update(chunk)
         got += len(chunk)
         if got >= next_sample:
-            samples.append((got >> 20, rss_kib(pid)))
+            samples.append((got >> 20,) + mem_kib(pid))
             next_sample += 4 << 20
     secs = time.time() - t0
     c.close()
+    samples.append((got >> 20,) + mem_kib(pid))  # after the last byte
     t.ok(got == want_len and h.hexdigest() == want,
          "a %d MiB proxied body: the same bytes as classify-run (%d bytes out, %.1f s, %.0f MB/s through nginx)"
          % (BIG_MIB, got, secs, got / secs / 1e6), (got, want_len))
-    after = [kib for mib, kib in samples if mib >= 8]
-    growth = (max(after) - after[0]) if after else None
-    note = "worker RSS %s KiB at 8 MiB, at most %s KiB after; samples every 4 MiB: %s" % (
-        after[0] if after else "?", max(after) if after else "?",
-        " ".join(str(k) for _, k in samples[::3]))
+    after = [(rss, hwm) for mib, rss, hwm in samples if mib >= 8]
+    growth = (max(r for r, _ in after) - after[0][0]) if after else None
+    # the peak: a worker's VmHWM only rises, so what it gained after
+    # 8 MiB is the body's, even between two samples
+    hwm_growth = (after[-1][1] - after[0][1]) if after else None
+    note = "worker VmRSS %s KiB at 8 MiB, at most %s KiB after, VmHWM %s -> %s KiB; VmRSS every 12 MiB: %s" % (
+        after[0][0] if after else "?", max(r for r, _ in after) if after else "?",
+        after[0][1] if after else "?", after[-1][1] if after else "?",
+        " ".join(str(r) for _, r, _ in samples[::3]))
     if sanitize not in ("", "none"):
         t.skip("the worker's resident set stays flat while it streams", "a %s build (%s)" % (sanitize, note))
     else:
-        t.ok(growth is not None and growth <= 1024,
-             "the worker's resident set stays flat while it streams (grew %s KiB after the first 8 MiB; %s)"
-             % (growth, note), samples)
+        t.ok(growth is not None and growth <= 1024 and hwm_growth <= 1024,
+             "the worker's resident set stays flat while it streams (VmRSS grew %s KiB and VmHWM %s KiB after "
+             "the first 8 MiB; %s)" % (growth, hwm_growth, note), samples)
 
 
 def check_config_errors(t, nginx, module, d, rules, classify_rules):
@@ -729,7 +793,8 @@ def main(argv):
         port, small = free_port(), free_port()
         conf = os.path.join(d, "nginx.conf")
         with open(conf, "w") as f:
-            f.write(CONF.format(module=module, d=d, origin=origin.port, main=port, small=small))
+            f.write(CONF.format(module=module, d=d, origin=origin.port, main=port, small=small,
+                                buffers=buffer_locations(d)))
         ngx = run_nginx.Nginx(nginx, d, conf)
         rc, out = ngx.test()
         if not t.ok(rc == 0, "nginx -t: the configuration with classify_rewrite in several locations", out):
@@ -739,6 +804,7 @@ def main(argv):
         check_static(t, port, d, ref, rules, pages)
         check_proxied(t, port, small, d, ref, rules, origin, pages)
         check_paused_origin(t, small, ref, rules, origin)
+        check_buffer_sizes(t, port, d, ref, rules, pages)
         check_cache(t, port, d, ref, rules)
         check_concurrent(t, port, d, ref, rules, pages)
         check_big(t, port, d, classify_run, rules, origin, sanitize)
