@@ -15,7 +15,8 @@ replacement count ($classify_rewrite_replacements) with its --stats.
 Checks:
   - static files: rewritten, chunked, no Content-Length, Last-Modified
     removed, the ETag weak and tagged; a 304 for that ETag, none for the
-    original; a Range request gets the whole rewritten page; HEAD gets
+    original; a Range request gets the whole rewritten page; HTTP/1.0
+    gets it to the connection's end; HEAD gets
     the same headers and no body; nginx's gzip
     compresses the result; 404 and other types pass untouched,
     classify_rewrite_types adds one, classify_rewrite off;
@@ -33,7 +34,7 @@ Checks:
     skipped;
   - several sets (leftmost_longest, replace_filter) per location;
   - concurrent responses: each correct, rewriters reused (the debug log
-    counts them);
+    counts them); clients that reset mid-body give theirs back;
   - `nginx -s reload` with rules whose template changed: a response in
     flight finishes with the old rules, later ones get the new, and the
     old ETag no longer revalidates;
@@ -54,6 +55,7 @@ import shutil
 import socket
 import socketserver
 import subprocess
+import struct
 import sys
 import tempfile
 import threading
@@ -325,6 +327,20 @@ def mem_kib(pid):
     return tuple(int(re.search(r"%s:\s+(\d+) kB" % k, status).group(1)) for k in ("VmRSS", "VmHWM"))
 
 
+def read_to_close(s, have=b"", size=65536, pause=0):
+    """What the socket sends until its end (after `have`), `size` bytes a
+    read, `pause` seconds after each (a slow client); then closed."""
+    while True:
+        chunk = s.recv(size)
+        if not chunk:
+            break
+        have += chunk
+        if pause:
+            time.sleep(pause)
+    s.close()
+    return have
+
+
 # ---------------------------------------------------------------- checks
 
 def check_static(t, port, d, ref, rules, pages):
@@ -362,6 +378,14 @@ def check_static(t, port, d, ref, rules, pages):
          "Range: bytes=0-99: 200 and the whole rewritten page (ranges of the original are not ranges of "
          "the result; classify_rewrite off gives the range)", (status, len(body), hh))
     log.since(2)
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(b"GET /static/page-0000.html HTTP/1.0\r\n\r\n")
+    raw = read_to_close(s)
+    head, _, body = raw.partition(b"\r\n\r\n")
+    t.ok(head.startswith(b"HTTP/1.1 200") and body == want and b"\r\ncontent-length:" not in head.lower()
+         and b"\r\ntransfer-encoding:" not in head.lower(),
+         "HTTP/1.0: the rewritten page, its end the connection's (no Content-Length, not chunked)", head)
+    log.since(1)
     status, hh, body = fetch(port, "/static/page-0000.html", method="HEAD")
     t.ok(status == 200 and body == b"" and "content-length" not in hh and hh.get("etag") == etag
          and "last-modified" not in hh,
@@ -442,14 +466,7 @@ def check_proxied(t, port, small, d, ref, rules, origin, pages):
     s.settimeout(30)
     s.connect(("127.0.0.1", small))
     s.sendall(b"GET /small/page-0002.html?te=chunked&piece=512 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    raw = b""
-    while True:
-        chunk = s.recv(1024)
-        if not chunk:
-            break
-        raw += chunk
-        time.sleep(0.002)
-    s.close()
+    raw = read_to_close(s, size=1024, pause=0.002)
     head, _, rest = raw.partition(b"\r\n\r\n")
     body = dechunk(rest)
     t.ok(body == want, "classify_rewrite_buffers 2 1k with a slow client: byte-identical (%d bytes)" % len(body),
@@ -535,12 +552,7 @@ def check_paused_origin(t, small, ref, rules, origin):
         before = chunked_body_len(raw.partition(b"\r\n\r\n")[2])
     origin.gate.set()
     s.settimeout(30)
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        raw += chunk
-    s.close()
+    raw = read_to_close(s, raw)
     t.ok(before is None, "proxy_buffering off, the origin paused mid-body: the client gets the rewritten "
                          "bytes so far while it waits (%d of them)" % len(want_first),
          "stalled after %s body bytes" % before)
@@ -621,6 +633,33 @@ def check_concurrent(t, port, d, ref, rules, pages):
         fetch(port, "/conc/page-%04d.html?te=chunked&piece=4096" % (i % len(pages)))
     t.eq(len(rewriters_made(d)), len(made), "12 responses one after the other: no new rewriter (the free list's "
                                             "are reused)")
+
+
+def check_aborts(t, port, d, ref, rules, pages):
+    """Clients that go away mid-body (a reset after 256 KiB of a 4 MiB
+    response), 20 one after the other: each response's rewriter must go
+    back to the free list when its request ends early, or every abort
+    would leave one behind and the worker make new ones (after the
+    concurrent check each worker has several free, so with a leak at least
+    eight of the 20 would be new ones)."""
+    made = len(rewriters_made(d))
+    for _ in range(20):
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = reset
+        s.sendall(b"GET /conc/big?mib=4 HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = 0
+        while got < 256 << 10:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += len(chunk)
+        s.close()
+    want = ref(rules, "site", pages[1])[0]
+    status, _, body = fetch(port, "/conc/page-0001.html?te=chunked&piece=4096")
+    new = len(rewriters_made(d)) - made
+    t.ok(new <= 2 and status == 200 and body == want,
+         "20 clients gone mid-body: their rewriters back on the free list (%d made meanwhile), and the next "
+         "response byte-identical" % new, (new, status, len(body)))
 
 
 def rewriters_made(d):
@@ -807,6 +846,7 @@ def main(argv):
         check_buffer_sizes(t, port, d, ref, rules, pages)
         check_cache(t, port, d, ref, rules)
         check_concurrent(t, port, d, ref, rules, pages)
+        check_aborts(t, port, d, ref, rules, pages)
         check_big(t, port, d, classify_run, rules, origin, sanitize)
         check_reload(t, ngx, port, d, ref, classifyc, src, os.path.join(d, "rules.bin"))
         log = ngx.error_log()
