@@ -187,6 +187,20 @@ typedef enum {
 
 
 /*
+ * An input buffer fed to the rewriter, not yet marked consumed: that
+ * waits until the output passed downstream by the end of its feed has
+ * been sent (ngx_http_classify_rewrite_filter.c says why).
+ */
+typedef struct ngx_http_classify_rw_fed_s  ngx_http_classify_rw_fed_t;
+
+struct ngx_http_classify_rw_fed_s {
+    ngx_buf_t                    *buf;
+    off_t                         upto;       /* ctx->queued after its feed */
+    ngx_http_classify_rw_fed_t   *next;
+};
+
+
+/*
  * Per response rewritten, from the request pool (main requests only).
  * The rewriter's sink fills `cur`; full buffers go to `out`, which is
  * passed downstream; buffers the next filters have sent come back to
@@ -199,6 +213,10 @@ typedef struct {
     ngx_http_classify_rwslot_t   *slot;       /* NULL once given back */
     ngx_bufs_t                    bufs;
     ngx_chain_t                  *in;         /* input not fed yet */
+    ngx_http_classify_rw_fed_t   *fed;        /* fed, not yet consumed */
+    ngx_http_classify_rw_fed_t  **last_fed;
+    ngx_http_classify_rw_fed_t   *fed_free;
+    off_t                         queued;     /* output bytes put in `out` */
     ngx_chain_t                  *cur;        /* the buffer being filled */
     ngx_chain_t                  *out;
     ngx_chain_t                 **last_out;

@@ -26,14 +26,16 @@
  *
  * The body. Each input buffer is fed whole to the response's rewriter
  * (the one carrying last_buf with clf_rewriter_feed_final, as
- * replace-filter decides that buffer whole), marked as consumed, and what
- * the rewriter writes goes into this filter's own buffers: full ones, and
- * the last one at a flush or the end, are passed downstream at once;
- * those sent come back for reuse. When classify_rewrite_buffers of them
- * are all still downstream (a slow client), the input is held, unread, in
- * ctx->in, so that the upstream or the copy filter stop too: memory stays
- * bounded whatever the body's size. At the end the rewriter goes back to
- * its free list.
+ * replace-filter decides that buffer whole), and what the rewriter writes
+ * goes into this filter's own buffers: full ones, and the last one at a
+ * flush or the end, are passed downstream at once; those sent come back
+ * for reuse. An input buffer is marked consumed once what was passed
+ * downstream by the end of its feed is sent (why: above
+ * ngx_http_classify_rewrite_keep). When classify_rewrite_buffers output
+ * buffers are all still downstream (a slow client), the next input is
+ * held, unread, in ctx->in, so that the upstream or the copy filter stop
+ * too: memory stays bounded whatever the body's size. At the end the
+ * rewriter goes back to its free list.
  *
  * Errors. A rewriter that fails mid-body (a Hyperscan error, a PCRE2
  * workspace limit, no memory for an output buffer) is logged with its
@@ -63,6 +65,12 @@ static ngx_int_t ngx_http_classify_rewrite_etag(ngx_http_request_t *r,
     ngx_http_classify_rwset_t *set);
 static ngx_int_t ngx_http_classify_rewrite_feed(ngx_http_request_t *r,
     ngx_http_classify_rewrite_ctx_t *ctx, ngx_buf_t *b, ngx_uint_t *flush);
+static ngx_int_t ngx_http_classify_rewrite_keep(
+    ngx_http_classify_rewrite_ctx_t *ctx, ngx_buf_t *b);
+static void ngx_http_classify_rewrite_release(
+    ngx_http_classify_rewrite_ctx_t *ctx);
+static void ngx_http_classify_rewrite_queue(
+    ngx_http_classify_rewrite_ctx_t *ctx, ngx_chain_t *cl);
 static ngx_int_t ngx_http_classify_rewrite_get_buf(
     ngx_http_classify_rewrite_ctx_t *ctx);
 static ngx_uint_t ngx_http_classify_rewrite_room(
@@ -136,6 +144,7 @@ ngx_http_classify_rewrite_header_filter(ngx_http_request_t *r)
     ctx->set = rlcf->set;
     ctx->bufs = rlcf->bufs;
     ctx->last_out = &ctx->out;
+    ctx->last_fed = &ctx->fed;
     ctx->outcome = NGX_HTTP_CLASSIFY_RW_PASSED;
 
     cln->handler = ngx_http_classify_rewrite_cleanup;
@@ -413,6 +422,7 @@ ngx_http_classify_rewrite_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
              */
 
             if (ctx->in == NULL && ctx->busy == NULL && (in || pushed)) {
+                ngx_http_classify_rewrite_release(ctx);
                 r->connection->buffered &= ~NGX_HTTP_CLASSIFY_RW_BUFFERED;
                 return NGX_OK;
             }
@@ -430,6 +440,8 @@ ngx_http_classify_rewrite_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
         ctx->last_out = &ctx->out;
         flush = 0;
         pushed = 1;
+
+        ngx_http_classify_rewrite_release(ctx);
 
         if (rc == NGX_ERROR) {
             /* the client is gone: not the rewriter's failure */
@@ -501,14 +513,6 @@ ngx_http_classify_rewrite_feed(ngx_http_request_t *r,
                                (const char *) p, n);
     }
 
-    /* the rewriter keeps what it holds back: the buffer is consumed */
-
-    b->pos = b->last;
-
-    if (b->in_file) {
-        b->file_pos = b->file_last;
-    }
-
     if (b->flush) {
         *flush = 1;
     }
@@ -519,6 +523,15 @@ ngx_http_classify_rewrite_feed(ngx_http_request_t *r,
                       "short", &ctx->set->name, clf_strerror(rc),
                       ctx->nomem ? "no memory for an output buffer"
                                  : clf_rewriter_errmsg(rw));
+        return NGX_ERROR;
+    }
+
+    /* the rewriter keeps what it holds back; the buffer goes back later */
+
+    if (n && ngx_http_classify_rewrite_keep(ctx, b) != NGX_OK) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "classify_rewrite \"%V\": no memory, the response is "
+                      "cut short", &ctx->set->name);
         return NGX_ERROR;
     }
 
@@ -557,8 +570,7 @@ ngx_http_classify_rewrite_sink(void *ud, const char *p, size_t n)
         if (ctx->cur == NULL || ctx->cur->buf->last == ctx->cur->buf->end) {
 
             if (ctx->cur) {
-                *ctx->last_out = ctx->cur;
-                ctx->last_out = &ctx->cur->next;
+                ngx_http_classify_rewrite_queue(ctx, ctx->cur);
                 ctx->cur = NULL;
             }
 
@@ -578,6 +590,105 @@ ngx_http_classify_rewrite_sink(void *ud, const char *p, size_t n)
     }
 
     return 0;
+}
+
+
+/*
+ * Input is marked consumed only once the output passed downstream by the
+ * end of its feed has been sent. Until then the buffer stays busy for
+ * whoever gave it: a proxied upstream on a write event calls the filters
+ * again only when buffers of its own wait (proxy_busy_buffers_size), the
+ * copy filter when it has no free one; consumed at once, the rewritten
+ * bytes would wait in the write filter, with a slow client, until the
+ * upstream sends more, however long that takes. sub_filter gets the same
+ * from output buffers that point into its input. It also bounds the
+ * input in flight by the output in flight, as for the unfiltered body.
+ */
+
+static ngx_int_t
+ngx_http_classify_rewrite_keep(ngx_http_classify_rewrite_ctx_t *ctx,
+    ngx_buf_t *b)
+{
+    ngx_http_classify_rw_fed_t  *f;
+
+    f = ctx->fed_free;
+
+    if (f) {
+        ctx->fed_free = f->next;
+
+    } else {
+        f = ngx_palloc(ctx->request->pool, sizeof(ngx_http_classify_rw_fed_t));
+        if (f == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    f->buf = b;
+    f->upto = ctx->queued;
+    f->next = NULL;
+
+    *ctx->last_fed = f;
+    ctx->last_fed = &f->next;
+
+    return NGX_OK;
+}
+
+
+/* Marks consumed the input whose output is sent; all of it at the end. */
+
+static void
+ngx_http_classify_rewrite_release(ngx_http_classify_rewrite_ctx_t *ctx)
+{
+    off_t                        sent;
+    ngx_buf_t                   *b;
+    ngx_chain_t                 *cl;
+    ngx_http_classify_rw_fed_t  *f;
+
+    sent = ctx->queued;
+
+    if (ctx->outcome == NGX_HTTP_CLASSIFY_RW_REWRITING) {
+        for (cl = ctx->out; cl; cl = cl->next) {
+            sent -= ngx_buf_size(cl->buf);
+        }
+
+        /* partly sent buffers count what is left of them */
+
+        for (cl = ctx->busy; cl; cl = cl->next) {
+            sent -= ngx_buf_size(cl->buf);
+        }
+    }
+
+    while (ctx->fed && ctx->fed->upto <= sent) {
+        f = ctx->fed;
+        b = f->buf;
+
+        b->pos = b->last;
+
+        if (b->in_file) {
+            b->file_pos = b->file_last;
+        }
+
+        ctx->fed = f->next;
+        f->next = ctx->fed_free;
+        ctx->fed_free = f;
+    }
+
+    if (ctx->fed == NULL) {
+        ctx->last_fed = &ctx->fed;
+    }
+}
+
+
+/* A full buffer, or the last, goes to `out`, to be passed downstream. */
+
+static void
+ngx_http_classify_rewrite_queue(ngx_http_classify_rewrite_ctx_t *ctx,
+    ngx_chain_t *cl)
+{
+    ctx->queued += cl->buf->last - cl->buf->pos;
+
+    *ctx->last_out = cl;
+    ctx->last_out = &cl->next;
 }
 
 
@@ -665,8 +776,7 @@ ngx_http_classify_rewrite_mark(ngx_http_classify_rewrite_ctx_t *ctx,
     if (cl && cl->buf->last != cl->buf->pos
         && (last || flush || held || cl->buf->last == cl->buf->end))
     {
-        *ctx->last_out = cl;
-        ctx->last_out = &cl->next;
+        ngx_http_classify_rewrite_queue(ctx, cl);
         ctx->cur = NULL;
     }
 
@@ -717,6 +827,10 @@ ngx_http_classify_rewrite_done(ngx_http_classify_rewrite_ctx_t *ctx,
     ngx_http_classify_rw_outcome_e outcome)
 {
     ctx->outcome = outcome;
+
+    /* no longer rewriting: every input buffer goes back */
+
+    ngx_http_classify_rewrite_release(ctx);
 
     if (ctx->slot) {
         ngx_http_classify_rewriter_give_back(ctx->set, ctx->slot);

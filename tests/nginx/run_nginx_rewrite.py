@@ -23,8 +23,9 @@ Checks:
   - proxied: chunked in 7-byte chunks and Content-Length in paced
     100-byte pieces, buffered and with proxy_buffering off, and through
     classify_rewrite_buffers 2 1k read by a slow client; a gzip body and
-    Content-Encoding: identity; proxy_buffering off with an origin that
-    pauses mid-body (what is rewritten reaches the client meanwhile);
+    Content-Encoding: identity; an origin that pauses mid-body, with a
+    slow client, proxy_buffering off and buffered (what is rewritten
+    reaches the client meanwhile);
   - buffer sizes (BUFFERS): classify_rewrite_buffers from 1 128 to 2 64k,
     output_buffers, sendfile, aio threads, proxy buffers, each static and
     proxied;
@@ -123,6 +124,11 @@ http {{
                            proxy_max_temp_file_size 0; error_log {d}/logs/small.log debug; }}
         location /smallnb/ {{ proxy_pass http://origin/up/; classify_rewrite literal;
                              proxy_buffering off; }}
+        location /smallb/ {{ proxy_pass http://origin/up/; classify_rewrite literal; }}
+        location /smallbm/ {{ proxy_pass http://origin/up/; classify_rewrite literal;
+                             proxy_max_temp_file_size 0; }}
+        location /smallb1/ {{ proxy_pass http://origin/up/; classify_rewrite literal;
+                             proxy_buffers 4 4k; proxy_busy_buffers_size 4k; }}
     }}
 }}
 """
@@ -523,41 +529,55 @@ def chunked_body_len(raw):
 
 
 def check_paused_origin(t, small, ref, rules, origin):
-    """proxy_buffering off, an origin that pauses mid-body, a client that
-    reads: what the rewriter has given out must reach the client while the
-    origin waits (nginx calls the body filter with no input to push what
-    the write filter holds; the filter must pass that on). The origin waits
-    until the client has it, so a filter that keeps it stalls the response:
-    the check fails after a 20 s wait, never on timing when it works."""
+    """An origin that pauses mid-body, a client that reads: what the
+    rewriter has decided must reach the client while the origin waits, as
+    the origin's own bytes would without the filter. The origin waits until
+    the client has them, so a filter that keeps them stalls the response:
+    a check fails after a 20 s wait, never on timing when it works."""
     first = 512 << 10
-    blob = b"".join(origin.pieces(None, 1 << 20, {}))
-    want_first, _ = ref(rules, "literal", blob[:first])
-    want, _ = ref(rules, "literal", blob)
-    origin.gate.clear()
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.settimeout(20)
-    s.connect(("127.0.0.1", small))
-    s.sendall(b"GET /smallnb/big?mib=1&gate=%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % first)
-    time.sleep(0.3)  # let nginx's buffers fill (not a condition of the check)
-    raw, before = b"", None
-    try:
-        # the literal set holds back at most its longest literal's length
-        while chunked_body_len(raw.partition(b"\r\n\r\n")[2]) < len(want_first) - 64:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            raw += chunk
-    except socket.timeout:
-        before = chunked_body_len(raw.partition(b"\r\n\r\n")[2])
-    origin.gate.set()
-    s.settimeout(30)
-    raw = read_to_close(s, raw)
-    t.ok(before is None, "proxy_buffering off, the origin paused mid-body: the client gets the rewritten "
-                         "bytes so far while it waits (%d of them)" % len(want_first),
-         "stalled after %s body bytes" % before)
-    t.ok(dechunk(raw.partition(b"\r\n\r\n")[2]) == want, "... and then the rest, byte-identical to "
-                                                            "classify-run --rewrite literal")
+    big = b"".join(origin.pieces(None, 1 << 20, {}))
+    want_first, _ = ref(rules, "literal", big[:first])
+    want, _ = ref(rules, "literal", big)
+    cases = [
+        # a small window, nginx's buffers full when the origin pauses: a
+        # call with no input must push what the write filter holds
+        ("/smallnb/", "proxy_buffering off"),
+        # the same buffered: on a write event the upstream calls the
+        # filters again only when its own buffers wait to be sent
+        # (proxy_busy_buffers_size), or a temporary file's data; the
+        # filter must hold its input until what it made of it is sent, as
+        # sub_filter does (its output points into its input)
+        ("/smallb/", "buffered"),
+        ("/smallbm/", "buffered in memory only (proxy_max_temp_file_size 0)"),
+        ("/smallb1/", "buffered, proxy_busy_buffers_size one buffer"),
+    ]
+    for path, what in cases:
+        origin.gate.clear()
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(20)
+        s.connect(("127.0.0.1", small))
+        s.sendall(b"GET %sbig?mib=1&gate=%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                  % (path.encode(), first))
+        time.sleep(0.3)  # let nginx's buffers fill (not a condition of the check)
+        raw, before = b"", None
+        try:
+            # the literal set holds back at most its longest literal's length
+            while chunked_body_len(raw.partition(b"\r\n\r\n")[2]) < len(want_first) - 64:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                raw += chunk
+        except socket.timeout:
+            before = chunked_body_len(raw.partition(b"\r\n\r\n")[2])
+        origin.gate.set()
+        s.settimeout(30)
+        raw = read_to_close(s, raw)
+        t.ok(before is None, "%s, a slow client, the origin paused mid-body: the client gets the rewritten "
+                             "bytes so far while it waits (%d of them)" % (what, len(want_first)),
+             "stalled after %s body bytes" % before)
+        t.ok(dechunk(raw.partition(b"\r\n\r\n")[2]) == want,
+             "... and then the rest, byte-identical to classify-run --rewrite literal")
 
 
 def check_cache(t, port, d, ref, rules):
