@@ -281,7 +281,13 @@ ngx_http_classify_rewrite_cache_key(ngx_http_request_t *r, ngx_str_t *key)
 
     key->data = p;
 
-    p = ngx_cpymem(p, r->headers_in.server.data, r->headers_in.server.len);
+    /* no Host (HTTP/1.0): no data either, which memcpy must not get */
+
+    if (r->headers_in.server.len) {
+        p = ngx_cpymem(p, r->headers_in.server.data,
+                       r->headers_in.server.len);
+    }
+
     *p++ = '\n';
     p = ngx_cpymem(p, r->unparsed_uri.data, r->unparsed_uri.len);
     *p++ = '\n';

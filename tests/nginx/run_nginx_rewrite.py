@@ -390,7 +390,8 @@ def check_static(t, port, d, ref, rules, pages):
     head, _, body = raw.partition(b"\r\n\r\n")
     t.ok(head.startswith(b"HTTP/1.1 200") and body == want and b"\r\ncontent-length:" not in head.lower()
          and b"\r\ntransfer-encoding:" not in head.lower(),
-         "HTTP/1.0: the rewritten page, its end the connection's (no Content-Length, not chunked)", head)
+         "HTTP/1.0 without Host: the rewritten page, its end the connection's (no Content-Length, not "
+         "chunked)", head)
     log.since(1)
     status, hh, body = fetch(port, "/static/page-0000.html", method="HEAD")
     t.ok(status == 200 and body == b"" and "content-length" not in hh and hh.get("etag") == etag
