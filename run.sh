@@ -21,7 +21,8 @@
 #                    the classify-serve load test with wrk (bench/serve/README.md)
 #   ./run.sh bench nginx
 #                    the nginx module against nginx's own regex configuration
-#                    and auth_request, with wrk (bench/nginx/README.md)
+#                    and auth_request, and its body rewriter against
+#                    sub_filter and subs_filter, with wrk (bench/nginx/README.md)
 #   ./run.sh bench rewrite
 #                    the rewrite engine against nginx sub_filter and subs_filter,
 #                    sed, Python re and Rust regex / aho-corasick on the same
@@ -138,6 +139,10 @@ case "${1:-}" in
         PACKAGES="$PACKAGES $PROXY_PACKAGES wrk gnuplot-nox"
         if [ "${2:-}" = rewrite ]; then
             PACKAGES="$PACKAGES $REWRITE_PEER_PACKAGES"
+        elif [ "${2:-}" = nginx ]; then
+            # subs_filter: a peer of the nginx module's body rewriter
+            # (bench/nginx/README.md)
+            PACKAGES="$PACKAGES libnginx-mod-http-subs-filter"
         fi
         build
         # A build directory configured before the Lua packages were

@@ -375,9 +375,18 @@ ngx_http_classify_reason_variable(ngx_http_request_t *r,
 ngx_int_t
 ngx_http_classify_add_variables(ngx_conf_t *cf)
 {
+    return ngx_http_classify_register_variables(cf, ngx_http_classify_vars);
+}
+
+
+/* Registers each variable of `vars` (ending with ngx_http_null_variable). */
+
+ngx_int_t
+ngx_http_classify_register_variables(ngx_conf_t *cf, ngx_http_variable_t *vars)
+{
     ngx_http_variable_t  *var, *v;
 
-    for (v = ngx_http_classify_vars; v->name.len; v++) {
+    for (v = vars; v->name.len; v++) {
         var = ngx_http_add_variable(cf, &v->name, v->flags);
         if (var == NULL) {
             return NGX_ERROR;

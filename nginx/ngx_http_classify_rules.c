@@ -127,6 +127,9 @@ ngx_http_classify_rules_get(ngx_conf_t *cf, ngx_str_t *path,
                                              trusted->len, NULL, 0);
     }
 
+    /* names this version of the file in the ETags of rewritten responses */
+    rules->crc32 = ngx_crc32_long(data, len);
+
     if (rc != CLF_OK) {
         /* the values were checked when they were read: out of memory */
         ngx_snprintf((u_char *) err, sizeof(err), "%s%Z", clf_strerror(rc));
@@ -235,18 +238,26 @@ failed:
 }
 
 
+/*
+ * With the cycle's pool: in the master, an old configuration's programs;
+ * in a worker, at exit, also what the worker made. The rewriters, caches
+ * and scratch go first: they use the program.
+ */
+
 static void
 ngx_http_classify_rules_cleanup(void *data)
 {
     ngx_http_classify_rules_t  *rules = data;
 
+    ngx_http_classify_rewrite_free_worker(rules);
     clf_ctx_free(rules->ctx);
     clf_program_free(rules->program);
 }
 
 
 /*
- * One context per loaded rules file and worker. A worker that cannot make
+ * One context per loaded rules file and worker, and what the body
+ * rewriter needs (ngx_http_classify_rewrite_worker.c). A worker that cannot make
  * one (out of memory) keeps running: the requests it would classify are
  * accepted with the reason "classify-error", logged, as when evaluation
  * fails (ngx_http_classify_request.c).
@@ -280,6 +291,8 @@ ngx_http_classify_init_process(ngx_cycle_t *cycle)
                           &rulesp[i]->path, err);
             rulesp[i]->ctx = NULL;
         }
+
+        ngx_http_classify_rewrite_init_worker(cycle, rulesp[i]);
     }
 
     return NGX_OK;

@@ -6,7 +6,7 @@ exits 1 only when a run had failed requests or unexpected verdicts.
     python3 bench/nginx/run.py BUILD_DIR [--seconds S] [--rounds N] [--only ROWS]
 
 Rows, each run --rounds times, interleaved so that background load hits
-every row alike (the table gives medians):
+every row alike (the tables give medians). Classifying requests:
   nginx-200          stock nginx, `return 200 "ok"` (no module loaded)
   nginx-ai-robots    stock nginx with ai.robots.txt's own nginx-block-ai-bots.conf
                      (a server-level regex `if` on $http_user_agent, pcre_jit on),
@@ -20,7 +20,18 @@ every row alike (the table gives medians):
                      the recipe of docs/classify-serve.md), then the same file:
                      auth_request runs in the access phase, after `return`, so
                      `return 200` would never ask classify-serve
-Every row gets the same requests: bench/workload.py's corpus mix (the
+Rewriting response bodies (rewrite_rows.py): bench/rewrite's 64 pages
+(rw-pagegen) as static files, and its literal rule sets of 1, 10 and 100
+rules (`rw-pagegen rules lit N`):
+  page-static        stock nginx serving the pages (open_file_cache)
+  sub_filter-N       nginx's sub_filter with the N rules, sub_filter_once off
+  subs_filter-N      the subs_filter module (libnginx-mod-http-subs-filter), flag g
+  classify_rewrite-N the module's classify_rewrite with a rewrite set of the N rules
+each page in turn (a wrk Lua script), Accept-Encoding identity; MB/s is the
+pages' bytes (the rewriters' input) per second. `--only classify` and
+`--only rewrite` run one group.
+
+The classification rows get the same requests: bench/workload.py's corpus mix (the
 crawler-user-agents bots with an HTTP library's headers, the uap-core
 browsers with their browser's headers, 12 paths), pre-built in a wrk Lua
 script and sent in order, over 50 keep-alive connections (wrk -t1 -c50).
@@ -47,6 +58,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -55,6 +67,8 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.dont_write_bytecode = True
 from serve_common import free_port, raw_exchange, read_recipe, substitute, wait_port  # noqa: E402
 import workload  # noqa: E402
+sys.path.insert(0, HERE)
+import rewrite_rows  # noqa: E402
 
 # The classify-serve load test's wrk helpers (parse_wrk, cpu_ticks, med) and
 # its process handling (Bench.start, Bench.stop_all).
@@ -134,6 +148,7 @@ class Bench(serve_bench.Bench):
         os.chmod(self.tmp, 0o755)  # nginx's workers run as nobody under root
         self.procs = []
         self.server_cpu = []
+        self.rewrite = rewrite_rows.Rewrite(self)
 
     def path(self, *p):
         return os.path.join(self.tmp, *p)
@@ -181,19 +196,25 @@ class Bench(serve_bench.Bench):
             "    server { listen 127.0.0.1:%d;\n        include %s;\n        %s\n    }\n"
             % (P["nai"], os.path.join(a.corpora, AI_ROBOTS_CONF), ok) +
             self.auth_request_server(P["auth"], P["serve_auth"]))
+        rw = self.rewrite
+        rw.prepare()
+        stock += rw.stock_servers()
         self.stock = self.start(self.nginx("stock", stock), "nginx-stock", P["n200"])
         mod = ("    server { listen 127.0.0.1:%d; classify_rules %s; classify on; %s }\n"
                % (P["mai"], ai, ok) +
                "    server { listen 127.0.0.1:%d; classify_rules %s; classify on; %s }\n"
-               % (P["mdef"], default, ok))
+               % (P["mdef"], default, ok) + rw.module_servers())
         self.module = self.start(self.nginx("module", mod, module), "nginx-module", P["mai"])
+        self.subs = self.start(self.nginx("subs", rw.subs_servers(), rewrite_rows.SUBS_MODULE),
+                               "nginx-subs", rw.ports["subs1"])
         self.serve = self.start([os.path.join(self.build, "serve", "classify-serve"), default,
                                  "--listen-auth", "nginx=127.0.0.1:%d" % P["serve_auth"],
                                  "--listen-admin", "127.0.0.1:%d" % P["serve_admin"],
                                  "--threads", "1"], "serve", P["serve_admin"])
-        for p in (P["nai"], P["file"], P["mdef"], P["auth"]):
+        for p in [P["nai"], P["file"], P["mdef"], P["auth"]] + list(rw.ports.values()):
             wait_port(p)
         self.check()
+        rw.verify()
 
     def auth_request_server(self, port, serve_port):
         """docs/classify-serve.md's nginx recipe (tests/serve/recipes/nginx.conf),
@@ -240,26 +261,38 @@ class Bench(serve_bench.Bench):
         P = self.ports
         u = lambda port: "http://127.0.0.1:%d/" % port  # noqa: E731
         stock, module, serve = [self.stock.pid], [self.module.pid], [self.serve.pid]
+        corpus = self.path("corpus.lua")
         return [
-            ("nginx-200", u(P["n200"]), stock, "all-200"),
-            ("nginx-ai-robots", u(P["nai"]), stock, None),
-            ("module-ai-robots", u(P["mai"]), module, self.expect_ai),
-            ("module-default", u(P["mdef"]), module, self.expect_default),
-            ("nginx-file", u(P["file"]), stock, "all-200"),
-            ("auth-request-serve", u(P["auth"]), stock + serve, self.expect_default),
-        ]
+            ("nginx-200", u(P["n200"]), stock, "all-200", corpus),
+            ("nginx-ai-robots", u(P["nai"]), stock, None, corpus),
+            ("module-ai-robots", u(P["mai"]), module, self.expect_ai, corpus),
+            ("module-default", u(P["mdef"]), module, self.expect_default, corpus),
+            ("nginx-file", u(P["file"]), stock, "all-200", corpus),
+            ("auth-request-serve", u(P["auth"]), stock + serve, self.expect_default, corpus),
+        ] + self.rewrite.rows(stock, [self.subs.pid], module)
 
-    def run_one(self, name, url, pids, expect):
+    def run_one(self, name, url, pids, expect, script):
         a = self.args
-        cmd = ["wrk", "-t1", "-c%d" % CONNS, "-d%gs" % a.seconds, "--latency", "-s",
-               self.path("corpus.lua"), url]
+        cmd = ["wrk", "-t1", "-c%d" % CONNS, "-d%ds" % a.seconds, "--latency", "-s", script, url]
+        if script == self.rewrite.lua:
+            # subs_filter with 100 rules answers in over 2 s (wrk's default
+            # timeout) at the 99th percentile: slow, not failed
+            cmd[-1:-1] = ["--timeout", "30s"]
         subprocess.run(self.client_cpu + cmd[:3] + ["-d1s"] + cmd[4:], stdout=subprocess.DEVNULL)  # warm-up
         cmd = self.client_cpu + cmd
         ticks0 = serve_bench.cpu_ticks(pids)
+        wrk0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic()
         out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout.decode()
+        secs = time.monotonic() - t0
+        wrk1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         ticks = serve_bench.cpu_ticks(pids) - ticks0
         r = serve_bench.parse_wrk(out)
         r["cpu_us_per_req"] = ticks * 1e6 / os.sysconf("SC_CLK_TCK") / max(r["requests"], 1)
+        # the servers' and wrk's share of a core over the run: near 1 for
+        # wrk, it is wrk that sets the req/s
+        r["server_busy"] = ticks / os.sysconf("SC_CLK_TCK") / secs
+        r["wrk_busy"] = (wrk1.ru_utime + wrk1.ru_stime - wrk0.ru_utime - wrk0.ru_stime) / secs
         r["failed"] = r["socket_errors"]
         if expect == "all-200":
             r["failed"] += r["non2xx"]
@@ -273,18 +306,81 @@ class Bench(serve_bench.Bench):
             if abs(r["non2xx"] - want) > CONNS:
                 r["failed"] += abs(r["non2xx"] - want)
         r["rejected_pct"] = 100.0 * r["non2xx"] / max(r["requests"], 1)
-        print("  %-19s %9.0f req/s  p50 %6.0f us  p99 %6.0f us  CPU %5.1f us/req  403s %4.1f%%  failed %d" % (
+        if script == self.rewrite.lua:
+            r["mb_s"] = r["rps"] * self.rewrite.mean_bytes / 1e6
+            # what one core of the server would rewrite: a shared machine
+            # gives the worker part of its core, and wrk may be the limit
+            r["mb_s_core"] = self.rewrite.mean_bytes / r["cpu_us_per_req"] if r["cpu_us_per_req"] else 0
+            print("  %-20s %8.0f req/s %7.1f MB/s  p50 %6.0f us  p99 %6.0f us  CPU %6.1f us/req  busy: server "
+                  "%.2f, wrk %.2f  failed %d" % (
+                      name, r["rps"], r["mb_s"], r["p50_us"] or 0, r["p99_us"] or 0, r["cpu_us_per_req"],
+                      r["server_busy"], r["wrk_busy"], r["failed"]), flush=True)
+            return r
+        print("  %-20s %8.0f req/s  p50 %6.0f us  p99 %6.0f us  CPU %5.1f us/req  403s %4.1f%%  failed %d" % (
             name, r["rps"], r["p50_us"] or 0, r["p99_us"] or 0, r["cpu_us_per_req"],
             r["rejected_pct"], r["failed"]), flush=True)
         return r
 
 
+def row_summary(rs, base, med):
+    """A row's rounds in one: medians, the req/s spread, its CPU per
+    request against the base row's in the same round, failures."""
+    rps = [r["rps"] for r in rs]
+    return {"rps": med(rps), "rps_min": min(rps), "rps_max": max(rps),
+            "cpu_delta_us": med([x["cpu_us_per_req"] - y["cpu_us_per_req"] for x, y in zip(rs, base)]),
+            "p50_us": med([r["p50_us"] for r in rs]), "p99_us": med([r["p99_us"] for r in rs]),
+            "cpu_us_per_req": med([r["cpu_us_per_req"] for r in rs]),
+            "failed": sum(r["failed"] for r in rs), "requests": sum(r["requests"] for r in rs)}
+
+
+def rewrite_table(results, same, med):
+    """The rewrite rows' table, and classify_rewrite against subs_filter
+    and sub_filter, round by round."""
+    if not results:
+        return {}, 0
+    print("\n| row | req/s (median) | req/s min-max | MB/s | p50 | p99 | server CPU us/req | MB/s per core | "
+          "CPU vs page-static, per round | busy: server, wrk | pages as classify-run | failed |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    base = results.get("page-static", [])
+    summary, bad = {}, 0
+    for name, rs in results.items():
+        m = row_summary(rs, base, med)
+        m.update(mb_s=med([r["mb_s"] for r in rs]), mb_s_core=med([r["mb_s_core"] for r in rs]),
+                 server_busy=med([r["server_busy"] for r in rs]), wrk_busy=med([r["wrk_busy"] for r in rs]),
+                 same_pages=same.get(name))
+        summary[name] = m
+        bad += m["failed"]
+        print("| %s | %.0f | %.0f-%.0f | %.1f | %.0f us | %.0f us | %.1f | %.0f | %s | %.2f, %.2f | %s | %d of %d |" % (
+            name, m["rps"], m["rps_min"], m["rps_max"], m["mb_s"], m["p50_us"] or 0, m["p99_us"] or 0,
+            m["cpu_us_per_req"], m["mb_s_core"],
+            "%+.1f us" % m["cpu_delta_us"] if m["cpu_delta_us"] is not None else "-",
+            m["server_busy"], m["wrk_busy"],
+            "%d of %d" % (same[name], rewrite_rows.PAGES) if name in same else "-", m["failed"],
+            m["requests"]))
+    print()
+    for n in rewrite_rows.SETS:
+        cr = results.get("classify_rewrite-%d" % n, [])
+        for peer in ("subs_filter-%d" % n, "sub_filter-%d" % n):
+            pr = results.get(peer, [])
+            pairs = [(x, y) for x, y in zip(cr, pr) if y["rps"] and x["cpu_us_per_req"]]
+            if not pairs:
+                continue
+            summary["classify_rewrite-%d_vs_%s" % (n, peer)] = cmp = {
+                "rps_ratio": med([x["rps"] / y["rps"] for x, y in pairs]),
+                "cpu_ratio": med([y["cpu_us_per_req"] / x["cpu_us_per_req"] for x, y in pairs]),
+                "rounds": len(pairs)}
+            print("classify_rewrite-%d against %s, per round: req/s x%.2f, per core (server CPU per request) "
+                  "x%.2f (%d rounds)" % (n, peer, cmp["rps_ratio"], cmp["cpu_ratio"], cmp["rounds"]))
+    return summary, bad
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build_dir")
-    ap.add_argument("--seconds", type=float, default=5.0)
+    # whole seconds: wrk refuses a fraction ("-d2.5s" prints its usage)
+    ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="", help="comma-separated row names")
+    ap.add_argument("--only", default="", help="comma-separated row names, or classify or rewrite")
     ap.add_argument("--no-pin", action="store_true", help="do not pin the servers and wrk to CPUs")
     ap.add_argument("--corpora", default=os.environ.get("CORPORA") or
                     os.path.join(ROOT, "..", "shared", "corpora"))
@@ -296,6 +392,10 @@ def main():
     if not os.path.exists(os.path.join(args.build_dir, "nginx", "ngx_http_classify_module.so")):
         print("bench/nginx: %s has no nginx module (install nginx-dev and reconfigure: docs/nginx.md)"
               % args.build_dir, file=sys.stderr)
+        return 2
+    if not os.path.exists(rewrite_rows.SUBS_MODULE):
+        print("bench/nginx: %s is missing (apt-get install libnginx-mod-http-subs-filter; ./run.sh bench "
+              "installs it)" % rewrite_rows.SUBS_MODULE, file=sys.stderr)
         return 2
     if not os.path.isfile(os.path.join(args.corpora, AI_ROBOTS_CONF)):
         print("bench/nginx: corpora not found at %s (--corpora DIR or CORPORA)" % args.corpora,
@@ -311,11 +411,17 @@ def main():
         b.setup()
         print("%d corpus requests; classify-run rejects %d (default) and %d (ai_robots); %s" % (
             len(b.reqs), sum(b.expect_default), sum(b.expect_ai), b.pinned), flush=True)
-        rows = [r for r in b.rows() if not args.only or r[0] in args.only.split(",")]
+        same = b.rewrite.same
+        print("%d pages of %.0f bytes on average; pages that come out as classify-run --rewrite gives them: %s"
+              % (len(b.rewrite.pages), b.rewrite.mean_bytes,
+                 ", ".join("%s %d" % (k, v) for k, v in same.items())), flush=True)
+        only = set(args.only.split(",")) if args.only else set()
+        rows = [r for r in b.rows() if not only or r[0] in only or
+                ("rewrite" if r[4] == b.rewrite.lua else "classify") in only]
         for rnd in range(args.rounds):
             print("round %d/%d" % (rnd + 1, args.rounds), flush=True)
-            for name, url, pids, expect in rows:
-                results.setdefault(name, []).append(b.run_one(name, url, pids, expect))
+            for name, url, pids, expect, script in rows:
+                results.setdefault(name, []).append(b.run_one(name, url, pids, expect, script))
     finally:
         b.stop_all()
         shutil.rmtree(b.tmp, ignore_errors=True)
@@ -324,23 +430,20 @@ def main():
     med = serve_bench.med
     print("\nload average before %.2f, after %.2f (1 min); %d CPUs" % (
         load_before[0], load_after[0], os.cpu_count()))
+    rewrite = {k: v for k, v in results.items() if "mb_s" in v[0]}
+    results = {k: v for k, v in results.items() if "mb_s" not in v[0]}
     # Background load moves every row of a round alike: the ratios to
     # nginx-200 are taken within each round, then their median.
-    print("\n| row | req/s (median) | req/s min-max | vs nginx-200, per round | p50 | p99 | "
-          "server CPU us/req | CPU vs nginx-200, per round | 403s | failed |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    if results:
+        print("\n| row | req/s (median) | req/s min-max | vs nginx-200, per round | p50 | p99 | "
+              "server CPU us/req | CPU vs nginx-200, per round | 403s | failed |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     base = results.get("nginx-200", [])
     summary, bad = {}, 0
     for name, rs in results.items():
-        rps = [r["rps"] for r in rs]
-        paired = list(zip(rs, base))
-        m = {"rps": med(rps), "rps_min": min(rps), "rps_max": max(rps),
-             "rps_ratio": med([x["rps"] / y["rps"] for x, y in paired if y["rps"]]),
-             "cpu_delta_us": med([x["cpu_us_per_req"] - y["cpu_us_per_req"] for x, y in paired]),
-             "p50_us": med([r["p50_us"] for r in rs]), "p99_us": med([r["p99_us"] for r in rs]),
-             "cpu_us_per_req": med([r["cpu_us_per_req"] for r in rs]),
-             "rejected_pct": med([r["rejected_pct"] for r in rs]),
-             "failed": sum(r["failed"] for r in rs), "requests": sum(r["requests"] for r in rs)}
+        m = row_summary(rs, base, med)
+        m.update(rps_ratio=med([x["rps"] / y["rps"] for x, y in zip(rs, base) if y["rps"]]),
+                 rejected_pct=med([r["rejected_pct"] for r in rs]))
         summary[name] = m
         bad += m["failed"]
         print("| %s | %.0f | %.0f-%.0f | %s | %.0f us | %.0f us | %.1f | %s | %.1f%% | %d of %d |" % (
@@ -360,6 +463,10 @@ def main():
         print("\nmodule-ai-robots against nginx-ai-robots, per round: req/s x%.3f, CPU %+.2f us/req "
               "(cheaper in %d of %d rounds)" % (cmp["rps_ratio"], cmp["cpu_delta_us"],
                                                cmp["rounds_cheaper"], cmp["rounds"]))
+    summary_rw, bad_rw = rewrite_table(rewrite, b.rewrite.same, med)
+    summary.update(summary_rw)
+    bad += bad_rw
+    results.update(rewrite)
     out_dir = os.path.join(os.path.abspath(args.build_dir), "bench-nginx")
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "results.json"), "w") as f:

@@ -24,6 +24,12 @@ static uint64_t next(gen *g)
     return g->s * 2685821657736338717ull;
 }
 
+/* Draws are made one per statement, never two in the arguments of one
+ * call: the order in which arguments are evaluated is unspecified (gcc
+ * and clang differ), and the pages must be the same bytes whatever the
+ * compiler. Where a call once took several draws, the locals are drawn in
+ * the order gcc evaluated them (right to left), so the pages are those the
+ * published figures were measured on. */
 static uint32_t below(gen *g, uint32_t n) { return (uint32_t)(next(g) % n); }
 
 static void put(gen *g, const char *p, size_t n)
@@ -103,8 +109,9 @@ static void head(gen *g, uint32_t index)
     nl(g);
     for (int i = 0; i < 4; i++) {
         hexid(g, h, 8);
+        uint32_t word = below(g, NWORDS), host = below(g, 2);
         out(g, "<link rel=\"stylesheet\" href=\"https://%s.origin-site.example/css/%s.%s.css\">",
-            hosts[1 + below(g, 2)], words[below(g, NWORDS)], h);
+            hosts[1 + host], words[word], h);
         nl(g);
     }
     for (int i = 0; i < 5; i++) {
@@ -132,10 +139,11 @@ static void head(gen *g, uint32_t index)
     nl(g);
     out(g, "<style>");
     for (int i = 0; i < 30; i++) {
+        unsigned color = (unsigned)(next(g) & 0xffffff);
+        uint32_t m2 = below(g, 40), m1 = below(g, 40), bg = below(g, 200), cls = below(g, 1000);
         out(g, ".c%u{background:url(https://static.origin-site.example/img/bg%u.png) no-repeat;"
                "margin:%upx %upx;color:#%06x}",
-            below(g, 1000), below(g, 200), below(g, 40), below(g, 40),
-            (unsigned)(next(g) & 0xffffff));
+            cls, bg, m1, m2, color);
         nl(g);
     }
     out(g, "</style></head>");
@@ -145,13 +153,13 @@ static void head(gen *g, uint32_t index)
 static void link_to(gen *g)
 {
     uint32_t k = below(g, 10);
-    if (k < 6)
-        out(g, "<a href=\"https://www.origin-site.example/%s/%s-%u\">", words[below(g, NWORDS)],
-            words[below(g, NWORDS)], below(g, 100000));
-    else if (k < 9)
-        out(g, "<a href=\"https://shop-%u.example.com/item/%u\" rel=\"nofollow\">",
-            below(g, PAGEGEN_DOMAINS), below(g, 10000));
-    else
+    if (k < 6) {
+        uint32_t n = below(g, 100000), w2 = below(g, NWORDS), w1 = below(g, NWORDS);
+        out(g, "<a href=\"https://www.origin-site.example/%s/%s-%u\">", words[w1], words[w2], n);
+    } else if (k < 9) {
+        uint32_t item = below(g, 10000), shop = below(g, PAGEGEN_DOMAINS);
+        out(g, "<a href=\"https://shop-%u.example.com/item/%u\" rel=\"nofollow\">", shop, item);
+    } else
         out(g, "<a href=\"/%s?ref=origin-site.example&amp;utm_source=newsletter\">",
             words[below(g, NWORDS)]);
     text(g, 1 + below(g, 3));
@@ -196,11 +204,13 @@ static void body(gen *g)
     }
     for (int c = 0; c < 24; c++) {
         uint32_t id = below(g, 1000000);
+        uint32_t w2 = below(g, NWORDS), w1 = below(g, NWORDS);
         out(g, "<div class=\"card\" data-sku=\"SKU-%u\"><img src=\"https://img.origin-site.example/p/%u/%s.jpg\" "
                "srcset=\"https://img.origin-site.example/p/%u/%s@2x.jpg 2x\" alt=\"",
-            id, id, words[below(g, NWORDS)], id, words[below(g, NWORDS)]);
+            id, id, words[w1], id, words[w2]);
         text(g, 3);
-        out(g, "\"><span class=\"price\">$%u.%02u</span>", below(g, 500), below(g, 100));
+        uint32_t cents = below(g, 100), dollars = below(g, 500);
+        out(g, "\"><span class=\"price\">$%u.%02u</span>", dollars, cents);
         link_to(g);
         out(g, "</div>");
         nl(g);

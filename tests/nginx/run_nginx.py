@@ -589,14 +589,7 @@ def check_config_errors(t, nginx, module, d, rules, helper_rules):
          r'classify_rules "%s": unsupported format version 3 \(this library reads version %d\)' %
          (re.escape(helper_rules), FORMAT_VERSION), "a rules file of another format version"),
     ]
-    for i, (http, want, name) in enumerate(cases):
-        conf = os.path.join(d, "t%d.conf" % i)
-        with open(conf, "w") as f:
-            f.write(base % http)
-        p = subprocess.run([nginx, "-t", "-p", d, "-c", conf, "-e", os.path.join(d, "logs", "t.log")],
-                           capture_output=True, timeout=60, env=NGINX_ENV)
-        out = (p.stdout + p.stderr).decode("utf-8", "replace")
-        t.ok(p.returncode != 0 and re.search(want, out), "nginx -t: " + name, out)
+    check_nginx_t_errors(t, nginx, d, base, cases, "t")
     conf = os.path.join(d, "t-ok.conf")
     with open(conf, "w") as f:
         f.write(base % ("classify_rules \"%s\"; server { listen 127.0.0.1:1; classify on; "
@@ -605,6 +598,20 @@ def check_config_errors(t, nginx, module, d, rules, helper_rules):
     p = subprocess.run([nginx, "-t", "-p", d, "-c", conf, "-e", os.path.join(d, "logs", "t.log")],
                        capture_output=True, timeout=60, env=NGINX_ENV)
     t.ok(p.returncode == 0, "nginx -t: a good configuration passes", p.stderr)
+
+
+def check_nginx_t_errors(t, nginx, d, base, cases, prefix):
+    """Each case (text for `base % text`, a regex, its name) in a
+    configuration of its own, D/PREFIXi.conf: `nginx -t` must fail with
+    output the regex finds."""
+    for i, (text, want, name) in enumerate(cases):
+        conf = os.path.join(d, "%s%d.conf" % (prefix, i))
+        with open(conf, "w") as f:
+            f.write(base % text)
+        p = subprocess.run([nginx, "-t", "-p", d, "-c", conf, "-e", os.path.join(d, "logs", "t.log")],
+                           capture_output=True, timeout=60, env=NGINX_ENV)
+        out = (p.stdout + p.stderr).decode("utf-8", "replace")
+        t.ok(p.returncode != 0 and re.search(want, out), "nginx -t: " + name, out)
 
 
 def sanitizer_env(sanitize, cc):
@@ -660,8 +667,20 @@ def check_doc_example(t, nginx, module, classifyc, d):
     t.ok(p.returncode == 0, "docs/nginx.md: the example configuration passes nginx -t", p.stderr)
 
 
-def main(argv):
+def find_nginx(sanitize, cc):
+    """(the nginx binary, None), with NGINX_ENV set for meson's b_sanitize
+    value and the compiler; or (None, why nginx cannot run the module)."""
     global NGINX_ENV
+    NGINX_ENV, why = sanitizer_env(sanitize, cc)
+    if NGINX_ENV is None:
+        return None, why
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    if nginx is None:
+        return None, "nginx is not installed (apt-get install nginx)"
+    return nginx, None
+
+
+def main(argv):
     t = Tap()
     if len(argv) == 3 and argv[1] == "--skip":
         print("1..0 # SKIP " + argv[2])
@@ -669,16 +688,12 @@ def main(argv):
     if len(argv) != 8:
         sys.stderr.write(__doc__)
         return 2
-    NGINX_ENV, why = sanitizer_env(argv[6], argv[7])
-    if NGINX_ENV is None:
+    nginx, why = find_nginx(argv[6], argv[7])
+    if nginx is None:
         print("1..0 # SKIP " + why)
         return 0
     classifyc, classify_run, module = (os.path.abspath(a) for a in argv[1:4])
     corpora = argv[5]
-    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
-    if nginx is None:
-        print("1..0 # SKIP nginx is not installed (apt-get install nginx)")
-        return 0
     with open(os.path.join(HERE, "rules.clf")) as f:
         src = f.read()
     d = tempfile.mkdtemp(prefix="classify-nginx-")
@@ -728,12 +743,19 @@ def main(argv):
         if ngx is not None:
             ngx.stop()
         backend.stop()
-        t.done()
-        if all(not line.startswith("not ok") for line in t.lines):
-            shutil.rmtree(d, ignore_errors=True)
-        else:
-            print("# kept %s for inspection" % d)
-    return 0 if all(not line.startswith("not ok") for line in t.lines) else 1
+        rc = finish(t, d)
+    return rc
+
+
+def finish(t, d):
+    """The end of a run: the TAP plan, the temporary prefix removed (kept
+    when a check failed, for inspection); the exit status."""
+    t.done()
+    if all(not line.startswith("not ok") for line in t.lines):
+        shutil.rmtree(d, ignore_errors=True)
+        return 0
+    print("# kept %s for inspection" % d)
+    return 1
 
 
 if __name__ == "__main__":

@@ -137,6 +137,18 @@ def read_response(sock, head_only=False):
     return Response(head + b"\r\n\r\n" + rest[:want])
 
 
+def dechunk(data):
+    """The body of an HTTP/1.1 chunked message body (RFC 9112, 7.1)."""
+    out, pos = b"", 0
+    while True:
+        end = data.index(b"\r\n", pos)
+        n = int(data[pos:end].split(b";")[0], 16)
+        if n == 0:
+            return out
+        out += data[end + 2:end + 2 + n]
+        pos = end + 2 + n + 2
+
+
 def raw_exchange(port, data, timeout=5.0, unix=None, half_close=False, source=None):
     """Sends data (then, with half_close, our FIN), reads until the server
     closes (or timeout); returns bytes. source: the local address to
