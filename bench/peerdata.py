@@ -153,7 +153,8 @@ def parse_ai_robots(path):
     for line in lines[2:]:
         lm = re.fullmatch(r'if ua\.contains_word\((CAT_[A-Z0-9_]+)\)'
                           r'(?: \|\| ua\.matches\((CAT_[A-Z0-9_]+_TOKEN)\))?'
-                          r' \{ reject "ai-robots-txt:([a-z0-9-]+)" \}', line)
+                          r' \{ reject "ai-robots-txt:([a-z0-9-]+)" \}'
+                          r'(?:\s*// clf:allow\([a-z-]+\))?', line)
         if not lm:
             raise ShapeError(f"{path}: unexpected line in check: {line}")
         setname, tokname, cat = lm.groups()
