@@ -154,7 +154,7 @@ def parse_ai_robots(path):
         lm = re.fullmatch(r'if ua\.contains_word\((CAT_[A-Z0-9_]+)\)'
                           r'(?: \|\| ua\.matches\((CAT_[A-Z0-9_]+_TOKEN)\))?'
                           r' \{ reject "ai-robots-txt:([a-z0-9-]+)" \}'
-                          r'(?:  // clf:allow\(shadowed\))?', line)  # a lint's silencer
+                          r'(?:\s*// clf:allow\([a-z-]+\))?', line)  # a lint's silencer
         if not lm:
             raise ShapeError(f"{path}: unexpected line in check: {line}")
         setname, tokname, cat = lm.groups()

@@ -157,7 +157,9 @@ HEADER = """\
 // Then one set per category (CAT_*: the {spec} names whose slugified
 // `function` field is that category, {ncat} categories), a CAT_*_TOKEN regex
 // for the categories of {amb} names, and `pub filter check(req)`, which
-// rejects "ai-robots-txt:<category>" (see its comment below), with tests.
+// rejects "ai-robots-txt:<category>" (see its comment below), with tests;
+// `pub fn is_agent(req)` is the same test as a boolean ({amb}_TOKEN: the
+// {amb} names in product-token form), for rules that give their own reason.
 //
 // Why {amb} exists: a few names are ordinary words that also occur as whole
 // words in User-Agents of real people's clients and of classic (non-AI)
@@ -377,6 +379,26 @@ CHECK_DOC = """\
 """
 
 
+IS_AGENT_DOC = """\
+// The test of `check` as a boolean, for rules that decide themselves (a maze
+// reason, an allowlist before it): a {spec} name as a whole word, or an {amb}
+// name in product-token form NAME/<digit> ({amb}_TOKEN). Unlike `check` it
+// does not exempt /robots.txt: the caller chooses the paths.
+"""
+
+
+def render_is_agent(ambiguous):
+    out = [IS_AGENT_DOC.format(spec=SPECIFIC_NAME, amb=AMBIGUOUS_NAME)]
+    tests = ["ua.contains_word(%s)" % SPECIFIC_NAME]
+    if ambiguous:
+        out.append("pub const %s_TOKEN = %s\n" % (AMBIGUOUS_NAME, token_regex_literal([n for n, _ in ambiguous])))
+        tests.append("ua.matches(%s_TOKEN)" % AMBIGUOUS_NAME)
+    out.append("pub fn is_agent(req: Request) -> bool {\n")
+    out.append('    let ua = req.header("user-agent")\n')
+    out.append("    return %s\n}\n\n" % " || ".join(tests))
+    return "".join(out)
+
+
 def render_check(cats, cycle, specific, ambiguous):
     lines = [CHECK_DOC.format(prefix=REASON_PREFIX, spec=SPECIFIC_NAME, amb=AMBIGUOUS_NAME,
                               cyclenote=("\n// The ordering constraints form a cycle among: %s (e.g. two spellings of one name, equal ASCII case-insensitively, with different categories: the category\n// first in robots.json wins)."
@@ -472,6 +494,7 @@ def render(agents, commit, sha, curated=AMBIGUOUS_NAMES, source="robots.json", d
         render_set(AMBIGUOUS_NAME, ambiguous,
                    ["Ordinary words too: match only with context (see the header)."]),
         "\n",
+        render_is_agent(ambiguous),
         render_check(cats, cycle, specific, ambiguous),
         render_tests(cats, specific, ambiguous),
     ])

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Compiles every .clf example in the documentation, so the docs cannot
-drift from the language.
+"""Compiles every .clf example in the documentation (docs/language.md,
+README.md, docs/nginx.md, stdlib/README.md), so the docs cannot drift from
+the language.
 
 Fenced blocks tagged ```clf are whole files; ```clf-stmt blocks are
 statements, compiled inside `filter main(req: Request) { ... accept }`.
@@ -19,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-DOCS = ["docs/language.md", "README.md", "docs/nginx.md"]
+DOCS = ["docs/language.md", "README.md", "docs/nginx.md", "stdlib/README.md"]
 FENCE = re.compile(r"^```(clf|clf-stmt|clf-rewrite|clf-rewritten)(?:[ \t]+(\S+))?\s*$")
 
 

@@ -58,7 +58,7 @@ def main():
         # 1. our own packages lint clean
         noisy = []
         files = sorted(glob.glob(os.path.join(args.root, "stdlib", "*.clf")) +
-                       glob.glob(os.path.join(args.root, "examples", "*.clf")))
+                       glob.glob(os.path.join(args.root, "examples", "**", "*.clf"), recursive=True))
         for path in files:
             # a package without main is compiled with its tests (--test)
             with open(path, encoding="utf-8") as f:
