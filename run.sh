@@ -37,7 +37,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 # Debian packages the build and the tests need (README.md says why).
 PACKAGES="gcc meson ninja-build pkg-config re2c lemon libhyperscan-dev
 libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml
-libuv1-dev libmaxminddb-dev liblua5.4-dev libluajit-5.1-dev
+libuv1-dev libmaxminddb-dev libjansson-dev zlib1g-dev liblua5.4-dev libluajit-5.1-dev
 ${EXTRA_PACKAGES:-}"
 # The proxies that classify-serve's integration tests (test) and its load
 # test (bench, which also needs wrk) put in front of it, only run, never

@@ -1,0 +1,60 @@
+/*
+ * log_source.h: the requests of an access log, one record at a time, for
+ * classify-run --log (replay.c) and --diff (diff.c): reading (log_read.c),
+ * parsing (log_parse.c), counting and naming malformed lines, and the
+ * progress line on standard error.
+ */
+#ifndef CLI_LOG_SOURCE_H
+#define CLI_LOG_SOURCE_H
+
+#include "log_read.h"
+#include "log_record.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Problem lines named one by one on standard error (and by number in the
+ * summary); the rest are only counted. */
+#define LOG_LISTED 10
+
+typedef struct log_source {
+    const char *path;      /* as given */
+    const char *name;      /* for messages: "(standard input)" for "-" */
+    log_reader *reader;
+    log_parser *parser;
+    log_record rec;        /* the current line's request */
+    char *copy;            /* keep_copy: the current line as read (LOG_MAX_LINE + 1) */
+    size_t copy_len;
+    uint64_t lines, empty, requests;
+    uint64_t bad;          /* malformed or not classified */
+    uint64_t bad_at[LOG_LISTED];
+    /* progress */
+    int tty, shown;
+    double start, next_check_lines, last_shown;
+} log_source;
+
+/* Opens the log with `format` (NULL: auto, log_record.h). With keep_copy
+ * each line is also kept as read, in s->copy, for the caller to quote.
+ * Returns 0, or -1 after printing the error. */
+int log_source_open(log_source *s, const char *path, const char *format, int keep_copy,
+                    const char *prog);
+
+/* The next request in s->rec, its line number in *lineno. Returns 1, 0 at
+ * the end, -1 after printing a read error (what was read stands).
+ * Empty lines are skipped; malformed ones are reported and skipped. */
+int log_source_next(log_source *s, uint64_t *lineno, const char *prog);
+
+/* Counts line `lineno` as one that could not be classified, and names it
+ * (with `why`) while fewer than LOG_LISTED were. */
+void log_source_bad(log_source *s, uint64_t lineno, const char *kind, const char *why,
+                    const char *prog);
+
+/* "N malformed or unclassified lines (lines 3, 9, ...)" when there were
+ * any; nothing otherwise. */
+void log_source_print_bad(const log_source *s, FILE *out);
+
+/* Clears the progress line, then frees. */
+void log_source_close(log_source *s);
+
+#endif
