@@ -278,7 +278,7 @@ int diff_run(const replay_rules *old_r, const replay_rules *new_r, const replay_
                                 NULL, &a, err, sizeof err) != 0 ||
             log_record_classify(new_r->ctx, new_r->filter, &src.rec, o->remote_addr, o->rdns,
                                 NULL, &b, err, sizeof err) != 0) {
-            log_source_bad(&src, lineno, "error", err, PROG);
+            log_source_unclassified(&src, lineno, err, PROG);
             continue;
         }
         if (verdicts_equal(&a, &b)) {

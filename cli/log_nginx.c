@@ -287,18 +287,30 @@ int nginx_parse(const nginx_format *f, char *line, size_t len, log_record *rec, 
     /* The request line says most; else its parts, as the format has them. */
     if (request.ptr != NULL)
         return log_split_request(rec, request.ptr, request.len, err, errlen);
+    if (method.ptr != NULL && method.len == 0) {
+        snprintf(err, errlen, "the $request_method is empty");
+        return -1;
+    }
     if (method.ptr != NULL)
         rec->method = method;
-    else
+    else /* a format that logs no method: what a log of pages mostly holds */
         rec->method.ptr = "GET", rec->method.len = 3;
     if (uri.ptr != NULL)
         return log_split_target(rec, uri.ptr, uri.len, err, errlen);
+    /* $uri is decoded: a %3F in it is a '?', which would end the path of
+     * a target; it ends it here too, as libclassify's paths hold no '?'. */
+    const char *q = path.ptr ? memchr(path.ptr, '?', path.len) : NULL;
+    http_slice target = path;
+    if (q != NULL)
+        path.len = (size_t)(q - path.ptr);
     if (path.ptr != NULL && path.len > 0) {
-        rec->target = rec->path = path;
+        rec->target = target;
+        rec->path = path;
         if (args.ptr != NULL)
             rec->query = args;
         return 0;
     }
-    snprintf(err, errlen, "the format logs no $request, $request_uri or $uri");
+    snprintf(err, errlen, "no request: the format's $request, $request_uri or $uri is "
+             "absent or empty");
     return -1;
 }

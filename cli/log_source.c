@@ -100,6 +100,12 @@ void log_source_bad(log_source *s, uint64_t lineno, const char *kind, const char
     s->bad++;
 }
 
+void log_source_unclassified(log_source *s, uint64_t lineno, const char *why, const char *prog)
+{
+    s->requests--; /* counted when it parsed */
+    log_source_bad(s, lineno, "error", why, prog);
+}
+
 int log_source_next(log_source *s, uint64_t *lineno, const char *prog)
 {
     for (;;) {

@@ -26,7 +26,7 @@ typedef struct log_source {
     log_record rec;        /* the current line's request */
     char *copy;            /* keep_copy: the current line as read (LOG_MAX_LINE + 1) */
     size_t copy_len;
-    uint64_t lines, empty, requests;
+    uint64_t lines, empty, requests; /* requests: parsed and not unclassified */
     uint64_t bad;          /* malformed or not classified */
     uint64_t bad_at[LOG_LISTED];
     /* progress */
@@ -49,6 +49,10 @@ int log_source_next(log_source *s, uint64_t *lineno, const char *prog);
  * (with `why`) while fewer than LOG_LISTED were. */
 void log_source_bad(log_source *s, uint64_t lineno, const char *kind, const char *why,
                     const char *prog);
+
+/* Line `lineno` parsed, and could not be classified (why): no longer
+ * counted in s->requests, and counted and named as log_source_bad does. */
+void log_source_unclassified(log_source *s, uint64_t lineno, const char *why, const char *prog);
 
 /* "N malformed or unclassified lines (lines 3, 9, ...)" when there were
  * any; nothing otherwise. */

@@ -76,7 +76,7 @@ int replay_run(const replay_rules *rules, const replay_opts *o)
         char err[CLF_ERRMSG_SIZE + 128];
         if (log_record_classify(rules->ctx, rules->filter, &src.rec, o->remote_addr, o->rdns,
                                 NULL, &v, err, sizeof err) != 0) {
-            log_source_bad(&src, lineno, "error", err, PROG);
+            log_source_unclassified(&src, lineno, err, PROG);
             continue;
         }
         uint8_t addr[16];
