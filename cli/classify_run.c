@@ -43,6 +43,7 @@ static const char usage_text[] =
     "       " PROG " RULES.bin --ua-file FILE\n"
     "       " PROG " RULES.bin --log FILE [--log-format FORMAT] [--json]\n"
     "       " PROG " --diff OLD.bin NEW.bin --log FILE [--log-format FORMAT] [--json]\n"
+    "       " PROG " --diff OLD.bin NEW.bin --request FILE.http [FILE.http ...] [--json]\n"
     "       " PROG " RULES.bin --rewrite NAME [--chunk-size N | --chunk-lengths FILE]\n"
     "                    [--output FILE] [--stats] [FILE]\n"
     "Classify HTTP requests with a rules file compiled by classifyc, or\n"
@@ -60,7 +61,8 @@ static const char usage_text[] =
     "                     template ('$remote_addr ... \"$request\" ...'); without it,\n"
     "                     a first line starting with '{' is caddy-json, else\n"
     "                     nginx-combined\n"
-    "  --diff OLD NEW     with --log: classify every request with both rules files\n"
+    "  --diff OLD NEW     with --log (or --request): classify every request with both\n"
+    "                     rules files\n"
     "                     and show which change verdict or reason, grouped, with\n"
     "                     examples and their explain; exit 0 none, 1 some, 2 error\n"
     "  --remote-addr ADDR the peer address of every request (the TCP\n"
@@ -326,16 +328,20 @@ static parse_result check_log_args(options *o, size_t stdin_uses)
         cli_usage_error(PROG, "--diff takes the two rules files: unexpected '%s'", o->rules);
     else if (o->diff[0] == NULL && o->rules == NULL)
         cli_usage_error(PROG, "missing the RULES file");
-    else if (o->log == NULL)
-        cli_usage_error(PROG, o->diff[0] ? "--diff needs --log FILE" : "--log-format goes with --log");
-    else if (o->request_given || o->ua_file != NULL)
-        cli_usage_error(PROG, "--log cannot be combined with %s",
+    else if (o->log == NULL && !(o->diff[0] != NULL && o->request_given && o->log_format == NULL))
+        cli_usage_error(PROG, o->diff[0] == NULL ? "--log-format goes with --log"
+                              : o->log_format ? "--log-format goes with --log"
+                                              : "--diff needs --log FILE or --request FILE...");
+    else if ((o->log != NULL && o->request_given) || o->ua_file != NULL)
+        cli_usage_error(PROG, "%s cannot be combined with %s", o->log ? "--log" : "--diff",
                         o->request_given ? "--request" : "--ua-file");
+    else if (o->request_given && o->request_count == 0)
+        cli_usage_error(PROG, "option '--request' needs at least one file");
     else if (o->explain)
         cli_usage_error(PROG, "--explain goes with --request or --ua-file (--diff explains "
                         "an example of each change)");
     else if (o->first_rw != NULL || o->rewrite.set != NULL)
-        cli_usage_error(PROG, "--log cannot be combined with %s",
+        cli_usage_error(PROG, "%s cannot be combined with %s", o->log ? "--log" : "--diff",
                         o->rewrite.set ? "--rewrite" : o->first_rw);
     else if (o->extra != NULL)
         cli_usage_error(PROG, "unexpected argument '%s'", o->extra);
@@ -786,7 +792,8 @@ static int open_rules(const char *path, options *o, clf_program **prog, clf_ctx 
 /* --log and --diff (replay.c, diff.c). */
 static int run_log(options *o)
 {
-    replay_opts ro = {o->log, o->log_format, o->json, o->remote_addr, o->rdns};
+    replay_opts ro = {o->log, o->requests, o->request_count, o->log_format, o->json,
+                      o->remote_addr, o->rdns};
     clf_program *prog[2] = {NULL, NULL};
     replay_rules r[2];
     size_t n = o->diff[0] != NULL ? 2 : 1;
@@ -838,7 +845,7 @@ int main(int argc, char **argv)
         clf_program *prog;
         clf_ctx *ctx;
         uint32_t filter;
-        if (o.log != NULL) {
+        if (o.log != NULL || o.diff[0] != NULL) {
             status = run_log(&o);
             break;
         }

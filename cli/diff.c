@@ -152,17 +152,15 @@ static void put_side_json(FILE *out, const side *s)
 }
 
 /* Classifies the group's first example again with `r`, traced into log.
- * Returns 0, or -1 when it cannot be (memory). */
+ * Returns 0, or -1 when it cannot be (memory, a request file gone). */
 static int explain_example(log_source *src, const replay_rules *r, const replay_opts *o,
-                           const change *g, explain_log *log, char *scratch)
+                           const change *g, explain_log *log)
 {
-    if (g->first == NULL)
+    if (g->first == NULL || log_source_again(src, g->ex[0].line, g->first, g->first_len) != 0)
         return -1;
-    memcpy(scratch, g->first, g->first_len + 1);
     char err[CLF_ERRMSG_SIZE + 128];
     clf_verdict v;
-    if (log_parser_parse(src->parser, scratch, g->first_len, &src->rec, err, sizeof err) != 0 ||
-        log_record_classify(r->ctx, r->filter, &src->rec, o->remote_addr, o->rdns, log, &v, err,
+    if (log_record_classify(r->ctx, r->filter, &src->rec, o->remote_addr, o->rdns, log, &v, err,
                             sizeof err) != 0)
         return -1;
     return 0;
@@ -172,8 +170,9 @@ static void print_text(FILE *out, diff_state *d, log_source *src, const replay_r
                        const replay_rules *new_r, const replay_opts *o, explain_log *log)
 {
     char b[4][32];
-    fprintf(out, "diff %s -> %s on %s (%s): %s requests, %s changed (%.2f%%), %s unchanged\n",
-            old_r->path, new_r->path, src->name, log_parser_format_name(src->parser),
+    fprintf(out, "diff %s -> %s on %s%s%s%s: %s requests, %s changed (%.2f%%), %s unchanged\n",
+            old_r->path, new_r->path, src->name, src->files ? "" : " (",
+            src->files ? "" : log_parser_format_name(src->parser), src->files ? "" : ")",
             log_stats_commas(src->requests, b[0]),
             log_stats_commas(d->changed, b[1]),
             d->changed + d->unchanged ? 100.0 * (double)d->changed /
@@ -193,18 +192,24 @@ static void print_text(FILE *out, diff_state *d, log_source *src, const replay_r
         put_side_text(out, &g->new_);
         fprintf(out, ": %s request%s\n", log_stats_commas(g->count, b[0]), g->count == 1 ? "" : "s");
         for (size_t e = 0; e < g->nex; e++) {
-            fprintf(out, "  line %llu: ", (unsigned long long)g->ex[e].line);
+            if (src->files == NULL)
+                fprintf(out, "  line %llu: ", (unsigned long long)g->ex[e].line);
+            else
+                fputs("  ", out); /* the text is the file's name */
             put_text(out, g->ex[e].text, g->ex[e].len);
             fputs(g->ex[e].full_len > g->ex[e].len ? "...\n" : "\n", out);
         }
         for (int which = 0; which < 2; which++) {
             const replay_rules *r = which == 0 ? old_r : new_r;
-            fprintf(out, "  explain line %llu with %s (", (unsigned long long)g->ex[0].line,
-                    r->path);
+            char where[512];
+            log_source_where(src, g->ex[0].line, where, sizeof where);
+            fprintf(out, "  explain %s%s with %s (", src->files ? "" : "line ",
+                    src->files ? where : strrchr(where, ':') + 1, r->path);
             put_side_text(out, which == 0 ? &g->old : &g->new_);
             fputs("):\n", out);
-            if (explain_example(src, r, o, g, log, src->copy) != 0)
-                fputs("    (cannot be explained: out of memory)\n", out);
+            if (explain_example(src, r, o, g, log) != 0)
+                fputs("    (cannot be explained: it no longer reads or parses, or out of memory)\n",
+                      out);
             else
                 explain_log_print_text(log, out);
         }
@@ -218,8 +223,9 @@ static void print_json(FILE *out, diff_state *d, log_source *src, const replay_r
     put_json_cstr(out, old_r->path);
     fputs(", \"new\": ", out);
     put_json_cstr(out, new_r->path);
-    fputs(", \"log\": ", out);
-    put_json_cstr(out, src->path);
+    fputs(src->files ? ", \"log\": null" : ", \"log\": ", out);
+    if (src->files == NULL)
+        put_json_cstr(out, src->path);
     fprintf(out, ", \"format\": \"%s\", \"lines\": %llu, \"requests\": %llu, \"changed\": %llu, "
             "\"unchanged\": %llu, \"accept_to_reject\": %llu, \"reject_to_accept\": %llu, "
             "\"reason_changed\": %llu, \"ungrouped\": %llu, \"bad_lines\": %llu, "
@@ -247,7 +253,7 @@ static void print_json(FILE *out, diff_state *d, log_source *src, const replay_r
         for (int which = 0; which < 2; which++) {
             fputs(which == 0 ? ", \"old\": " : ", \"new\": ", out);
             put_side_json(out, which == 0 ? &g->old : &g->new_);
-            if (explain_example(src, which == 0 ? old_r : new_r, o, g, log, src->copy) == 0)
+            if (explain_example(src, which == 0 ? old_r : new_r, o, g, log) == 0)
                 explain_log_print_json(log, out);
             putc('}', out);
         }
@@ -259,7 +265,8 @@ static void print_json(FILE *out, diff_state *d, log_source *src, const replay_r
 int diff_run(const replay_rules *old_r, const replay_rules *new_r, const replay_opts *o)
 {
     log_source src;
-    if (log_source_open(&src, o->log, o->format, 1, PROG) != 0)
+    if ((o->log != NULL ? log_source_open(&src, o->log, o->format, 1, PROG)
+                        : log_source_open_files(&src, o->requests, o->nrequests, 1, PROG)) != 0)
         return 2;
     diff_state d;
     memset(&d, 0, sizeof d);

@@ -148,6 +148,8 @@ void log_parser_free(log_parser *p)
 
 const char *log_parser_format_name(const log_parser *p)
 {
+    if (p == NULL) /* request files, not a log */
+        return "request files";
     switch (p->kind) {
     case LOG_FORMAT_NGINX: return p->template_given ? "nginx template" : "nginx-combined";
     case LOG_FORMAT_CADDY: return "caddy-json";

@@ -88,16 +88,61 @@ static void clear_progress(log_source *s)
     }
 }
 
+void log_source_where(const log_source *s, uint64_t lineno, char *buf, size_t len)
+{
+    if (s->files != NULL && lineno >= 1 && lineno <= s->nfiles)
+        snprintf(buf, len, "%s", strcmp(s->files[lineno - 1], "-") == 0 ? "(standard input)"
+                                                                         : s->files[lineno - 1]);
+    else
+        snprintf(buf, len, "%s:%llu", s->name, (unsigned long long)lineno);
+}
+
 void log_source_bad(log_source *s, uint64_t lineno, const char *kind, const char *why,
                     const char *prog)
 {
     if (s->bad < LOG_LISTED) {
+        char where[512];
+        log_source_where(s, lineno, where, sizeof where);
         s->bad_at[s->bad] = lineno;
         clear_progress(s);
-        fprintf(stderr, "%s: %s:%llu: %s: %s\n", prog, s->name, (unsigned long long)lineno,
-                kind, why);
+        fprintf(stderr, "%s: %s: %s: %s\n", prog, where, kind, why);
     }
     s->bad++;
+}
+
+int log_source_open_files(log_source *s, const char *const *files, size_t n, int keep_copy,
+                          const char *prog)
+{
+    memset(s, 0, sizeof *s);
+    s->path = s->name = "request files";
+    s->files = files;
+    s->nfiles = n;
+    if (keep_copy && (s->copy = malloc(LOG_MAX_LINE + 1)) == NULL) {
+        fprintf(stderr, "%s: error: out of memory\n", prog);
+        return -1;
+    }
+    s->tty = isatty(2);
+    s->start = s->last_shown = now();
+    s->next_check_lines = CHECK_EVERY;
+    return 0;
+}
+
+int log_source_again(log_source *s, uint64_t lineno, const char *copy, size_t copy_len)
+{
+    if (s->files != NULL)
+        return log_files_again(s, lineno);
+    char *line = malloc(copy_len + 1);
+    if (line == NULL)
+        return -1;
+    memcpy(line, copy, copy_len);
+    line[copy_len] = '\0';
+    char err[256];
+    int rc = log_parser_parse(s->parser, line, copy_len, &s->rec, err, sizeof err);
+    /* The record points into line, which must outlive its use: kept in
+     * s->copy's place until the next call or close. */
+    free(s->again);
+    s->again = line;
+    return rc;
 }
 
 void log_source_unclassified(log_source *s, uint64_t lineno, const char *why, const char *prog)
@@ -108,6 +153,8 @@ void log_source_unclassified(log_source *s, uint64_t lineno, const char *why, co
 
 int log_source_next(log_source *s, uint64_t *lineno, const char *prog)
 {
+    if (s->files != NULL)
+        return log_files_next(s, lineno, prog);
     for (;;) {
         char *line;
         size_t len;
@@ -156,10 +203,14 @@ void log_source_print_bad(const log_source *s, FILE *out)
 {
     if (s->bad == 0)
         return;
-    fprintf(out, "%llu line%s malformed or not classified (line%s", (unsigned long long)s->bad,
-            s->bad == 1 ? "" : "s", s->bad == 1 ? "" : "s");
-    for (uint64_t i = 0; i < s->bad && i < LOG_LISTED; i++)
-        fprintf(out, "%s %llu", i ? "," : "", (unsigned long long)s->bad_at[i]);
+    const char *what = s->files ? "file" : "line";
+    fprintf(out, "%llu %s%s malformed or not classified (%s%s", (unsigned long long)s->bad, what,
+            s->bad == 1 ? "" : "s", what, s->bad == 1 ? "" : "s");
+    for (uint64_t i = 0; i < s->bad && i < LOG_LISTED; i++) {
+        char where[512];
+        log_source_where(s, s->bad_at[i], where, sizeof where);
+        fprintf(out, "%s %s", i ? "," : "", s->files ? where : strrchr(where, ':') + 1);
+    }
     fputs(s->bad > LOG_LISTED ? ", ...)\n" : ")\n", out);
 }
 
@@ -169,6 +220,9 @@ void log_source_close(log_source *s)
     log_reader_close(s->reader);
     log_parser_free(s->parser);
     free(s->copy);
+    free(s->again);
+    http_request_free(&s->req);
+    s->again = NULL;
     s->reader = NULL;
     s->parser = NULL;
     s->copy = NULL;

@@ -18,7 +18,9 @@ typedef struct replay_rules {
 } replay_rules;
 
 typedef struct replay_opts {
-    const char *log;         /* the log file, "-": standard input */
+    const char *log;         /* the log file, "-": standard input; NULL: */
+    const char *const *requests; /* --diff over request files instead */
+    size_t nrequests;
     const char *format;      /* --log-format, NULL: auto */
     int json;
     const char *remote_addr; /* the peer of lines that log no client, or NULL */
@@ -30,7 +32,7 @@ typedef struct replay_opts {
  * its end; 2 the log could not be opened or the output written. */
 int replay_run(const replay_rules *rules, const replay_opts *o);
 
-/* --diff: 0 no request changed verdict or reason, 1 some did, 2 an error
+/* --diff, over o->log or else o->requests: 0 no request changed verdict or reason, 1 some did, 2 an error
  * (the log could not be opened or read, or the output written).
  * Malformed lines are reported and do not count as changes. */
 int diff_run(const replay_rules *old_rules, const replay_rules *new_rules,

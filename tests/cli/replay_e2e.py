@@ -331,12 +331,37 @@ def main():
         rc, out, err = run([crun, "--diff", old, os.path.join(tmp, "missing.bin"), "--log", log])
         t.eq(rc, 2, "--diff: a missing rules file is exit 2")
 
+        # --- diff over request files (--request) -------------------------
+        reqs = []
+        for name, text in [("gptbot.http", "GET /a HTTP/1.1\nHost: x\nUser-Agent: %s\n" % GPTBOT),
+                           ("curl.http", "GET /b HTTP/1.1\nHost: x\nUser-Agent: curl/8.5.0\n"),
+                           ("bad.http", "NOT A REQUEST\n"),
+                           ("lang.http", "GET / HTTP/1.1\nUser-Agent: %s\nAccept-Language: en\n" % CHROME)]:
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write(text)
+            reqs.append(path)
+        rc, out, err = run([crun, "--diff", old, new, "--request"] + reqs + ["--json"])
+        d = json.loads(out) if out else {}
+        t.ok(rc == 1 and d.get("log", 1) is None and
+             (d["requests"], d["changed"], d["unchanged"], d["bad_line_numbers"]) == (3, 2, 1, [3]) and
+             [(g["change"], g["new"]["reason"], [e["text"] for e in g["examples"]]) for g in d["groups"]] ==
+             [("accept->reject", "scripted", [reqs[1]]), ("reason", "ai-crawler", [reqs[0]])] and
+             "bad.http: error: invalid method" in err,
+             "--diff --request: request files, grouped; a malformed one named", out.decode() + err)
+        rc, out, err = run([crun, "--diff", old, new, "--request"] + reqs)
+        t.ok(rc == 1 and ("\naccept -> reject scripted: 1 request\n  %s\n  explain %s with %s (accept):\n"
+                          % (reqs[1], reqs[1], old)) in out.decode(),
+             "--diff --request: the text names the files", out.decode())
+
         # --- usage errors ------------------------------------------------
         for argv, msg in [
             ([old, "--log", log, "--request", "x.http"], "--log cannot be combined with --request"),
             ([old, "--log-format", "caddy-json", "--request", "x.http"], "--log-format goes with --log"),
             ([old, "--log", log, "--explain"], "--explain goes with --request or --ua-file"),
-            (["--diff", old, new], "--diff needs --log FILE"),
+            (["--diff", old, new], "--diff needs --log FILE or --request FILE..."),
+            (["--diff", old, new, "--log", log, "--request", "x.http"], "--log cannot be combined with --request"),
+            (["--diff", old, new, "--request", "x.http", "--log-format", "caddy-json"], "--log-format goes with --log"),
             (["--diff", old, new, old, "--log", log], "--diff takes the two rules files"),
             ([old, "--log", log, "--log-format", "apache"], "is none of nginx-combined, caddy-json"),
             ([old, "--log", log, "--log-format", "$remote_addr$remote_user"], "cannot be told apart"),
