@@ -18,7 +18,7 @@
 #include <zlib.h>
 
 /* Several hundred lines per refill, and room for one whole line of
- * LOG_MAX_LINE bytes with its ending. */
+ * LOG_MAX_LINE bytes with its ending. (128 KiB measured no faster.) */
 #define BUF_BYTES ((size_t)256 << 10)
 
 struct log_reader {
