@@ -26,6 +26,10 @@
 #                    the rewrite engine against nginx sub_filter and subs_filter,
 #                    sed, Python re and Rust regex / aho-corasick on the same
 #                    pages and rules, and its memory per stream (bench/rewrite/README.md)
+#   ./run.sh bench replay
+#                    classify-run --log throughput on a generated nginx combined
+#                    log (plain, gzip'd), a Caddy JSON log, and --json
+#                    (bench/replay/run.py, docs/performance.md)
 #
 # Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
 # MESON_OPTS (extra `meson setup` options for a new build directory), CC.
@@ -158,7 +162,11 @@ case "${1:-}" in
             shift
             exec python3 bench/rewrite/run.py "$BUILD_DIR" "$@"
         fi
+        if [ "${1:-}" = replay ]; then
+            shift
+            exec python3 bench/replay/run.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@"
+        fi
         exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
     accuracy) build; shift; exec python3 tools/accuracy.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@" ;;  # docs/accuracy.md
-    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | nginx | rewrite]" >&2; exit 2 ;;
+    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | nginx | rewrite | replay]" >&2; exit 2 ;;
 esac
