@@ -123,6 +123,10 @@ static int fill(json_t *root, log_record *rec, char *err, size_t errlen)
     json_object_foreach(headers, name, values) {
         size_t nlen = strlen(name), i;
         json_t *value;
+        if (nlen == 0) { /* not a header Caddy could have seen */
+            snprintf(err, errlen, "a header with an empty name");
+            return -1;
+        }
         if (!json_is_array(values)) {
             snprintf(err, errlen, "header %.64s is not a list of strings", name);
             return -1;
