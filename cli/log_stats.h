@@ -7,8 +7,8 @@
  * while a verdict has at most TOP_SLOTS distinct values, and beyond that
  * each count is low by at most the `slack` the table reports (every value
  * more frequent than requests / (TOP_SLOTS + 1) is sure to be listed).
- * User-Agents are kept whole up to TOP_KEY bytes; longer ones are told
- * apart by a hash of all their bytes and shown cut.
+ * Keys are told apart by their length and a 64-bit hash of all their
+ * bytes; a User-Agent is kept for display up to TOP_KEY bytes.
  */
 #ifndef CLI_LOG_STATS_H
 #define CLI_LOG_STATS_H
