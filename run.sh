@@ -30,6 +30,10 @@
 #   ./run.sh bench sig [ROUNDS [PER_ROUND]]
 #                    what verifying a Web Bot Auth signature costs per request,
 #                    beside libsodium's Ed25519 check alone (docs/signatures.md)
+#   ./run.sh bench replay
+#                    classify-run --log throughput on a generated nginx combined
+#                    log (plain, gzip'd), a Caddy JSON log, and --json
+#                    (bench/replay/run.py, docs/performance.md)
 #
 # Environment: BUILD_DIR (default build), CORPORA (default ../shared/corpora),
 # MESON_OPTS (extra `meson setup` options for a new build directory), CC.
@@ -42,7 +46,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 PACKAGES="gcc meson ninja-build pkg-config re2c lemon libhyperscan-dev
 libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml
 libuv1-dev libc-ares-dev libmaxminddb-dev liblua5.4-dev libluajit-5.1-dev libsodium-dev
-libjansson-dev
+libjansson-dev zlib1g-dev
 ${EXTRA_PACKAGES:-}"
 # The proxies that classify-serve's integration tests (test) and its load
 # test (bench, which also needs wrk) put in front of it, only run, never
@@ -173,7 +177,11 @@ case "${1:-}" in
             shift
             exec "$BUILD_DIR/bench/sig/sig-bench" "$@"
         fi
+        if [ "${1:-}" = replay ]; then
+            shift
+            exec python3 bench/replay/run.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@"
+        fi
         exec python3 bench/run.py "$BUILD_DIR" "$@" ;;
     accuracy) build; shift; exec python3 tools/accuracy.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@" ;;  # docs/accuracy.md
-    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | nginx | rewrite | sig]" >&2; exit 2 ;;
+    *) echo "usage: ./run.sh demo | test | accuracy | bench [redos | serve | nginx | rewrite | sig | replay]" >&2; exit 2 ;;
 esac

@@ -10,10 +10,12 @@
  * the verdict, or streams a body through a rewrite set (rewrite_run.c).
  * See docs/classify-run.md for the formats.
  */
+#include "classify_req.h"
 #include "explain_out.h"
 #include "http_request.h"
 #include "out_escape.h"
 #include "readfile.h"
+#include "replay.h"
 #include "rewrite_run.h"
 #include "usage_error.h"
 
@@ -40,6 +42,9 @@ enum {
 static const char usage_text[] =
     "Usage: " PROG " RULES.bin --request FILE.http [FILE.http ...]\n"
     "       " PROG " RULES.bin --ua-file FILE\n"
+    "       " PROG " RULES.bin --log FILE [--log-format FORMAT] [--json]\n"
+    "       " PROG " --diff OLD.bin NEW.bin --log FILE [--log-format FORMAT] [--json]\n"
+    "       " PROG " --diff OLD.bin NEW.bin --request FILE.http [FILE.http ...] [--json]\n"
     "       " PROG " RULES.bin --rewrite NAME [--chunk-size N | --chunk-lengths FILE]\n"
     "                    [--output FILE] [--stats] [FILE]\n"
     "Classify HTTP requests with a rules file compiled by classifyc, or\n"
@@ -50,6 +55,17 @@ static const char usage_text[] =
     "                     (request line and headers; a body is ignored)\n"
     "  --ua-file FILE     classify each line of FILE as a \"GET /\" request\n"
     "                     with that User-Agent (an empty line: no User-Agent)\n"
+    "  --log FILE         classify each request of an access log (plain or gzip'd);\n"
+    "                     print a summary: requests, accepted, rejected by reason,\n"
+    "                     the top User-Agents and client networks of each\n"
+    "  --log-format F     nginx-combined, caddy-json, or an nginx log_format\n"
+    "                     template ('$remote_addr ... \"$request\" ...'); without it,\n"
+    "                     a first line starting with '{' is caddy-json, else\n"
+    "                     nginx-combined\n"
+    "  --diff OLD NEW     with --log (or --request): classify every request with\n"
+    "                     both rules files and show which change verdict or\n"
+    "                     reason, grouped, with examples and their explain;\n"
+    "                     exit 0 none, 1 some, 2 error\n"
     "  --remote-addr ADDR the peer address of every request (the TCP\n"
     "                     client: IPv4 or IPv6); req.client_ip derives from it.\n"
     "                     Without it the peer is unknown and req.client_ip is\n"
@@ -77,7 +93,7 @@ static const char usage_text2[] =
     "  --filter NAME      decide with entry filter NAME of the rules instead of\n"
     "                     main (a filter of the compiled file that accepts or\n"
     "                     rejects on every path; classifyc --dump marks them)\n"
-    "  --json             print one JSON object per request\n"
+    "  --json             print one JSON object per request (--diff: one object)\n"
     "  --explain          after each verdict, print the steps that led to it:\n"
     "                     values read, comparisons, pattern tests (with the\n"
     "                     pattern that matched), calls and branches, as\n"
@@ -120,7 +136,11 @@ static const char usage_text2[] =
     "     --rewrite, the body or the chunk lengths could not be read, or the\n"
     "     body could not be rewritten\n"
     "  2  usage error, the rules file could not be loaded (or has no such\n"
-    "     rewrite set), or the output could not be written\n"
+    "     rewrite set), the log could not be opened, or the output could not be\n"
+    "     written\n"
+    "  with --log, 1 also means a line was malformed or not classified (the\n"
+    "  first 10 are named on standard error); with --diff: 0 no request\n"
+    "  changed, 1 some changed, 2 an error (malformed lines do not count)\n"
     "With --rewrite, a failure leaves no partial output in a file: --output\n"
     "is not replaced, and standard output redirected to a file is cut back\n"
     "to where it was.\n";
@@ -134,6 +154,9 @@ typedef struct options {
     size_t request_count;
     int request_given; /* --request appeared */
     const char *ua_file;
+    const char *log;          /* --log FILE, or NULL */
+    const char *log_format;   /* --log-format, or NULL: detected */
+    const char *diff[2];      /* --diff OLD NEW, or NULLs */
     const char *filter;       /* --filter NAME, or NULL: main */
     int json;
     int explain;
@@ -170,7 +193,8 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
     /* Options of classifying, which --rewrite does not take. */
     static const char *const classify_only[] = {"--request", "--ua-file", "--filter", "--json",
                                                 "--explain", "--remote-addr", "--trust-proxy",
-                                                "--rdns", "--ipdb", "--keys", "--time", "--scheme"};
+                                                "--rdns", "--ipdb", "--keys", "--time", "--scheme",
+                                                "--log", "--log-format", "--diff"};
     for (size_t k = 0; k < sizeof classify_only / sizeof *classify_only; k++)
         if (strcmp(a, classify_only[k]) == 0 && !o->first_other) o->first_other = a;
 
@@ -281,12 +305,27 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
         }
         *slot = v;
         *in_request = 0;
+    } else if (strcmp(a, "--diff") == 0) {
+        if (*i + 2 >= argc) {
+            cli_usage_error(PROG, "option '--diff' needs two rules files, OLD.bin NEW.bin");
+            return ARGS_BAD;
+        }
+        if (o->diff[0] != NULL) {
+            cli_usage_error(PROG, "option '%s' given more than once", a);
+            return ARGS_BAD;
+        }
+        o->diff[0] = argv[++*i];
+        o->diff[1] = argv[++*i];
+        *in_request = 0;
     } else if (strcmp(a, "--ua-file") == 0 || strcmp(a, "--filter") == 0 ||
-               strcmp(a, "--rdns") == 0) {
-        const char **slot = a[2] == 'u' ? &o->ua_file : a[2] == 'f' ? &o->filter : &o->rdns;
+               strcmp(a, "--rdns") == 0 || strcmp(a, "--log") == 0 ||
+               strcmp(a, "--log-format") == 0) {
+        const char **slot = a[2] == 'u' ? &o->ua_file : a[2] == 'f' ? &o->filter
+                            : a[2] == 'r' ? &o->rdns : a[5] == '-' ? &o->log_format : &o->log;
         if (*i + 1 >= argc) {
-            cli_usage_error(PROG, "option '%s' needs a %s name", a,
-                            a[2] == 'u' ? "file" : a[2] == 'f' ? "filter" : "host");
+            cli_usage_error(PROG, "option '%s' needs a %s", a,
+                            a[2] == 'u' || a[2] == 'l' ? (a[5] == '-' ? "format" : "file name")
+                            : a[2] == 'f' ? "filter name" : "host name");
             return ARGS_BAD;
         }
         if (*slot != NULL) {
@@ -325,6 +364,37 @@ static parse_result check_rewrite_args(options *o)
     return ARGS_BAD;
 }
 
+/* --log and --diff: a log, and no other input. */
+static parse_result check_log_args(options *o, size_t stdin_uses)
+{
+    if (o->diff[0] != NULL && o->rules != NULL)
+        cli_usage_error(PROG, "--diff takes the two rules files: unexpected '%s'", o->rules);
+    else if (o->diff[0] == NULL && o->rules == NULL)
+        cli_usage_error(PROG, "missing the RULES file");
+    else if (o->log == NULL && !(o->diff[0] != NULL && o->request_given && o->log_format == NULL))
+        cli_usage_error(PROG, o->diff[0] == NULL ? "--log-format goes with --log"
+                              : o->log_format ? "--log-format goes with --log"
+                                              : "--diff needs --log FILE or --request FILE...");
+    else if ((o->log != NULL && o->request_given) || o->ua_file != NULL)
+        cli_usage_error(PROG, "%s cannot be combined with %s", o->log ? "--log" : "--diff",
+                        o->request_given ? "--request" : "--ua-file");
+    else if (o->request_given && o->request_count == 0)
+        cli_usage_error(PROG, "option '--request' needs at least one file");
+    else if (o->explain)
+        cli_usage_error(PROG, "--explain goes with --request or --ua-file (--diff explains "
+                        "an example of each change)");
+    else if (o->first_rw != NULL || o->rewrite.set != NULL)
+        cli_usage_error(PROG, "%s cannot be combined with %s", o->log ? "--log" : "--diff",
+                        o->rewrite.set ? "--rewrite" : o->first_rw);
+    else if (o->extra != NULL)
+        cli_usage_error(PROG, "unexpected argument '%s'", o->extra);
+    else if (stdin_uses > 1)
+        cli_usage_error(PROG, "standard input ('-') can be read only once");
+    else
+        return ARGS_RUN;
+    return ARGS_BAD;
+}
+
 /* Checks the combination once every argument has been read. */
 static parse_result check_args(options *o)
 {
@@ -332,7 +402,12 @@ static parse_result check_args(options *o)
     stdin_uses += o->ua_file != NULL && is_stdin(o->ua_file);
     for (size_t k = 0; k < o->request_count; k++)
         stdin_uses += (size_t)is_stdin(o->requests[k]);
+    stdin_uses += o->log != NULL && is_stdin(o->log);
+    for (size_t k = 0; k < 2; k++)
+        stdin_uses += o->diff[k] != NULL && is_stdin(o->diff[k]);
 
+    if (o->log != NULL || o->log_format != NULL || o->diff[0] != NULL)
+        return check_log_args(o, stdin_uses);
     if (o->rules == NULL)
         cli_usage_error(PROG, "missing the RULES file");
     else if (o->rewrite.set != NULL)
@@ -347,7 +422,7 @@ static parse_result check_args(options *o)
     else if (o->request_given && o->request_count == 0)
         cli_usage_error(PROG, "option '--request' needs at least one file");
     else if (!o->request_given && o->ua_file == NULL)
-        cli_usage_error(PROG, "nothing to classify: give --request or --ua-file");
+        cli_usage_error(PROG, "nothing to classify: give --request, --ua-file or --log");
     else if (stdin_uses > 1)
         cli_usage_error(PROG, "standard input ('-') can be read only once");
     else
@@ -475,63 +550,20 @@ typedef struct runner {
     const options *o;        /* --time and --scheme, set on every request */
 } runner;
 
-/* Hands `req` to the context and evaluates. On failure writes a message to
- * err and returns -1. The request's bytes stay alive across clf_eval(), as
- * the context only borrows them. */
+/* Hands `req` to the context and evaluates (classify_req.c), with
+ * --remote-addr, --rdns, --time and the scheme: an absolute-form target's
+ * own, else --scheme. On failure writes a message to err and returns -1. */
 static int classify(const runner *r, const http_request *req, clf_verdict *v, char *err,
                     size_t errlen)
 {
-    clf_ctx *ctx = r->ctx;
-    uint32_t filter = r->filter;
-    explain_log *explain = r->explain;
-    const char *remote_addr = r->remote_addr, *rdns = r->rdns;
-    clf_ctx_reset(ctx);
-    if (r->o->time != NULL) clf_ctx_set_time(ctx, r->o->time_value);
-    /* The scheme: an absolute-form target's own, else --scheme. */
-    const char *t = req->target.ptr;
-    size_t tn = req->target.len;
-    if (tn >= 8 && strncasecmp(t, "https://", 8) == 0) clf_ctx_set_scheme(ctx, t, 5);
-    else if (tn >= 7 && strncasecmp(t, "http://", 7) == 0) clf_ctx_set_scheme(ctx, t, 4);
-    else if (r->o->scheme != NULL) clf_ctx_set_scheme(ctx, r->o->scheme, strlen(r->o->scheme));
-    if (remote_addr != NULL) /* checked when the options were read */
-        clf_ctx_set_peer(ctx, remote_addr, strlen(remote_addr));
-    if (rdns != NULL) /* checked too; "" is "resolved, no confirmed name" */
-        clf_ctx_set_rdns(ctx, *rdns ? rdns : NULL, strlen(rdns));
-    int rc = clf_ctx_set_method(ctx, req->method.ptr, req->method.len);
-    if (rc == CLF_OK)
-        rc = clf_ctx_set_path(ctx, req->path.ptr, req->path.len);
-    if (rc == CLF_OK)
-        rc = clf_ctx_set_query(ctx, req->query.ptr, req->query.len);
-    for (size_t i = 0; rc == CLF_OK && i < req->header_count; i++) {
-        const http_header *h = &req->headers[i];
-        rc = clf_ctx_add_header(ctx, h->name.ptr, h->name.len, h->value.ptr,
-                                h->value.len);
-        /* Classifying without the dropped header could give a verdict the
-         * request would not get with it: refuse, and say why. */
-        if (rc == CLF_E_LIMIT) {
-            snprintf(err, errlen,
-                     "header %zu (%.*s) refused: %s",
-                     i + 1, (int)(h->name.len > 64 ? 64 : h->name.len),
-                     h->name.ptr, clf_ctx_errmsg(ctx));
-            return -1;
-        }
-    }
-    if (rc == CLF_OK && explain != NULL) {
-        explain_log_clear(explain);
-        rc = clf_eval_filter_explain(ctx, filter, v, explain_log_step, explain);
-        if (rc == CLF_OK && explain->nomem) {
-            snprintf(err, errlen, "cannot explain: out of memory");
-            return -1;
-        }
-    } else if (rc == CLF_OK) {
-        rc = clf_eval_filter(ctx, filter, v);
-    }
-    if (rc != CLF_OK) {
-        snprintf(err, errlen, "cannot classify: %s%s%s", clf_strerror(rc),
-                 clf_ctx_errmsg(ctx)[0] ? ": " : "", clf_ctx_errmsg(ctx));
-        return -1;
-    }
-    return 0;
+    const char *t = req->target.ptr, *scheme = r->o->scheme;
+    size_t tn = req->target.len, sn = scheme ? strlen(scheme) : 0;
+    if (tn >= 8 && strncasecmp(t, "https://", 8) == 0) scheme = t, sn = 5;
+    else if (tn >= 7 && strncasecmp(t, "http://", 7) == 0) scheme = t, sn = 4;
+    cli_request c = {req->method, req->path, req->query, req->headers, req->header_count,
+                     r->remote_addr, r->remote_addr ? strlen(r->remote_addr) : 0, r->rdns,
+                     r->o->time != NULL, r->o->time_value, scheme, sn};
+    return cli_classify(r->ctx, r->filter, &c, r->explain, v, err, errlen);
 }
 
 static void report_request(const runner *r, const char *path,
@@ -738,7 +770,8 @@ static int load_rules(const char *path, options *o, clf_program **prog, clf_ctx 
         return -1;
     }
     for (size_t k = 0; rc == CLF_OK && k < o->nipdb; k++) {
-        if (clf_ipdb_open(o->ipdb[k], &o->ipdbs[k], err, sizeof err) != CLF_OK) {
+        /* --diff loads two rules files with the same databases */
+        if (o->ipdbs[k] == NULL && clf_ipdb_open(o->ipdb[k], &o->ipdbs[k], err, sizeof err) != CLF_OK) {
             fprintf(stderr, PROG ": --ipdb: error: %s\n", err);
             clf_options_free(lo);
             return -1;
@@ -787,6 +820,67 @@ static int run(const options *o, clf_ctx *ctx, uint32_t filter)
     return status;
 }
 
+/* Loads a rules file for classifying: the context, the peer and rDNS
+ * answer checked on it, and the entry filter. Returns 0, or an exit
+ * status after printing the error (nothing left to free). */
+static int open_rules(const char *path, options *o, clf_program **prog, clf_ctx **ctx,
+                      uint32_t *filter)
+{
+    if (load_rules(path, o, prog, ctx) != 0)
+        return EXIT_USAGE;
+    int status = EXIT_CLASSIFIED;
+    char err[CLF_ERRMSG_SIZE];
+    const char *name = o->filter != NULL ? o->filter : "main";
+    if (o->remote_addr != NULL &&
+        clf_ctx_set_peer(*ctx, o->remote_addr, strlen(o->remote_addr)) != CLF_OK) {
+        cli_usage_error(PROG, "--remote-addr: '%s' is not an IPv4 or IPv6 address",
+                        o->remote_addr);
+        status = EXIT_USAGE;
+    } else if (o->rdns != NULL && *o->rdns &&
+               clf_ctx_set_rdns(*ctx, o->rdns, strlen(o->rdns)) != CLF_OK) {
+        cli_usage_error(PROG, "--rdns: %s", clf_ctx_errmsg(*ctx));
+        status = EXIT_USAGE;
+    } else if (clf_program_find_filter(*prog, name, strlen(name), filter, err, sizeof err) !=
+               CLF_OK) {
+        fprintf(stderr, PROG ": %s: error: %s%s\n", display_name(path),
+                o->filter != NULL ? "--filter: " : "", err);
+        status = EXIT_USAGE;
+    }
+    if (status != EXIT_CLASSIFIED) {
+        clf_ctx_free(*ctx);
+        clf_program_free(*prog);
+    }
+    return status;
+}
+
+/* --log and --diff (replay.c, diff.c). */
+static int run_log(options *o)
+{
+    replay_opts ro = {o->log, o->requests, o->request_count, o->log_format, o->json,
+                      o->remote_addr, o->rdns};
+    clf_program *prog[2] = {NULL, NULL};
+    replay_rules r[2];
+    size_t n = o->diff[0] != NULL ? 2 : 1;
+    int status = EXIT_CLASSIFIED;
+    memset(r, 0, sizeof r);
+    for (size_t k = 0; k < n && status == EXIT_CLASSIFIED; k++) {
+        r[k].path = n == 2 ? o->diff[k] : o->rules;
+        status = open_rules(r[k].path, o, &prog[k], &r[k].ctx, &r[k].filter);
+        if (status != EXIT_CLASSIFIED)
+            prog[k] = NULL;
+        r[k].path = display_name(r[k].path);
+    }
+    if (status == EXIT_CLASSIFIED)
+        status = n == 2 ? diff_run(&r[0], &r[1], &ro) : replay_run(&r[0], &ro);
+    for (size_t k = 0; k < n; k++) {
+        if (prog[k] == NULL)
+            continue;
+        clf_ctx_free(r[k].ctx);
+        clf_program_free(prog[k]);
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -814,11 +908,16 @@ int main(int argc, char **argv)
     default: {
         clf_program *prog;
         clf_ctx *ctx;
-        if (load_rules(o.rules, &o, &prog, &ctx) != 0) {
-            status = EXIT_USAGE;
+        uint32_t filter;
+        if (o.log != NULL || o.diff[0] != NULL) {
+            status = run_log(&o);
             break;
         }
         if (o.rewrite.set != NULL) {
+            if (load_rules(o.rules, &o, &prog, &ctx) != 0) {
+                status = EXIT_USAGE;
+                break;
+            }
             /* rewrite_run reports its own output errors */
             status = rewrite_run(prog, display_name(o.rules), &o.rewrite);
             clf_ctx_free(ctx);
@@ -827,34 +926,9 @@ int main(int argc, char **argv)
             free(o.trusted);
             return status;
         }
-        if (o.remote_addr != NULL &&
-            clf_ctx_set_peer(ctx, o.remote_addr, strlen(o.remote_addr)) != CLF_OK) {
-            cli_usage_error(PROG, "--remote-addr: '%s' is not an IPv4 or IPv6 address",
-                            o.remote_addr);
-            clf_ctx_free(ctx);
-            clf_program_free(prog);
-            status = EXIT_USAGE;
+        status = open_rules(o.rules, &o, &prog, &ctx, &filter);
+        if (status != EXIT_CLASSIFIED)
             break;
-        }
-        if (o.rdns != NULL && *o.rdns &&
-            clf_ctx_set_rdns(ctx, o.rdns, strlen(o.rdns)) != CLF_OK) {
-            cli_usage_error(PROG, "--rdns: %s", clf_ctx_errmsg(ctx));
-            clf_ctx_free(ctx);
-            clf_program_free(prog);
-            status = EXIT_USAGE;
-            break;
-        }
-        char err[CLF_ERRMSG_SIZE];
-        uint32_t filter;
-        const char *name = o.filter != NULL ? o.filter : "main";
-        if (clf_program_find_filter(prog, name, strlen(name), &filter, err, sizeof err) != CLF_OK) {
-            fprintf(stderr, PROG ": %s: error: %s%s\n", display_name(o.rules),
-                    o.filter != NULL ? "--filter: " : "", err);
-            clf_ctx_free(ctx);
-            clf_program_free(prog);
-            status = EXIT_USAGE;
-            break;
-        }
         status = run(&o, ctx, filter);
         clf_ctx_free(ctx);
         clf_program_free(prog);

@@ -73,6 +73,16 @@ void put_json_string(FILE *out, const char *s, size_t len)
 
     putc('"', out);
     for (size_t i = 0; i < len;) {
+        /* Printable ASCII goes out as it is, a run at a time: most of a
+         * User-Agent or a path (classify-run --log --json writes millions). */
+        size_t run = i;
+        while (run < len && u[run] >= 0x20 && u[run] < 0x7f && u[run] != '"' && u[run] != '\\')
+            run++;
+        if (run > i) {
+            fwrite(u + i, 1, run - i, out);
+            i = run;
+            continue;
+        }
         unsigned char c = u[i];
         int bad;
         size_t n = utf8_scan(u + i, len - i, &bad);

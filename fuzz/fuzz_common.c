@@ -249,6 +249,14 @@ void fuzz_disassemble(const clf_program *prog)
     if (st != CLF_OK) FUZZ_FAIL("clf_program_disassemble returned %d", st);
 }
 
+unsigned fuzz_touch(const char *p, size_t n, const char *what)
+{
+    if (!p) FUZZ_FAIL("%s: NULL slice", what);
+    unsigned sum = 0;
+    for (size_t i = 0; i < n; i++) sum += (unsigned char)p[i];
+    return sum;
+}
+
 uint8_t *fuzz_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

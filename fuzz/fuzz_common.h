@@ -65,6 +65,11 @@ void fuzz_check_explain(clf_ctx *ctx, clf_status st, const clf_verdict *v, const
 /* Runs clf_program_disassemble into a sink that only counts bytes. */
 void fuzz_disassemble(const clf_program *prog);
 
+/* Reads every byte of p[0..n) (in instrumented code, so AddressSanitizer
+ * checks the bounds before Hyperscan, which is not instrumented, reads
+ * them); fails when p is NULL. `what` names the slice in the message. */
+unsigned fuzz_touch(const char *p, size_t n, const char *what);
+
 /* Reads a whole file (malloc'd, caller frees); NULL on error with errno. */
 uint8_t *fuzz_read_file(const char *path, size_t *len);
 

@@ -374,7 +374,7 @@ def check_usage(tap, cr, rules, req):
     f = req("browser.http")
     cases = [
         ([], "missing the RULES file"),
-        ([rules], "nothing to classify: give --request or --ua-file"),
+        ([rules], "nothing to classify: give --request, --ua-file or --log"),
         ([rules, "--request"], "option '--request' needs at least one file"),
         ([rules, "--bogus", "--request", f], "unknown option '--bogus'"),
         ([rules, "--ua-file"], "option '--ua-file' needs a file name"),

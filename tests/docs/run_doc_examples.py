@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-DOCS = ["docs/language.md", "README.md", "docs/nginx.md", "stdlib/README.md"]
+DOCS = ["docs/language.md", "README.md", "docs/nginx.md", "stdlib/README.md", "docs/changing-policy.md"]
 FENCE = re.compile(r"^```(clf|clf-stmt|clf-rewrite|clf-rewritten)(?:[ \t]+(\S+))?\s*$")
 
 
