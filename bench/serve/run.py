@@ -259,7 +259,7 @@ class Bench:
 
     def run_one(self, name, url, conns, pids, kind):
         a = self.args
-        cmd = ["wrk", "-t1", "-c%d" % conns, "-d%gs" % a.seconds, "--latency", "-s", self.lua, url]
+        cmd = ["wrk", "-t1", "-c%d" % conns, "-d%ds" % a.seconds, "--latency", "-s", self.lua, url]
         if url == "http://127.0.0.1:%d/" % self.ports["auth"]:
             cmd += ["--", "nginx-auth"]
         subprocess.run(cmd[:3] + ["-d1s"] + cmd[4:], stdout=subprocess.DEVNULL)  # warm-up
@@ -313,7 +313,8 @@ def med(xs):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build_dir")
-    ap.add_argument("--seconds", type=float, default=5.0)
+    # whole seconds: wrk refuses a fraction ("-d2.5s" prints its usage)
+    ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=1,
                     help="nginx worker_processes = classify-serve --threads = Caddy GOMAXPROCS")
