@@ -156,6 +156,8 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The int set of an INTSET literal: its values sorted, duplicates
+ * dropped (the loader refuses a set that is not strictly increasing). */
 uint32_t cg_intset(cg *g, const ast *lit)
 {
     for (uint32_t i = 0; i < g->P.nintsets; i++)

@@ -335,23 +335,50 @@ static clf_status read_tables(loader *ld)
 
 static int ip_less(const uint8_t *a, const uint8_t *b) { return memcmp(a, b, 16) < 0; }
 
+/* The head of a set section (IP sets, int sets): `u32 nsets, u32 nitems`,
+ * nsets x {u32 first, u32 count}, then nitems items of `each` bytes.
+ * Checks that all of it fits; *items points at the first item. */
+static clf_status set_section(loader *ld, int id, uint64_t each, uint32_t *nsets,
+                              uint32_t *nitems, const uint8_t **items)
+{
+    const section s = ld->sec[id];
+    clf_status st = need(ld, id, 8, 0, 0);
+    if (st) return st;
+    *nsets = vm_rd32(s.p);
+    *nitems = vm_rd32(s.p + 4);
+    if ((st = need(ld, id, 8, *nsets, 8))) return st;
+    if ((st = need(ld, id, 8 + (uint64_t)*nsets * 8, *nitems, each))) return st;
+    *items = s.p + 8 + (size_t)*nsets * 8;
+    return CLF_OK;
+}
+
+/* Set i's {first, count} of a set section, which must lie inside its
+ * nitems items ("IP set 3 lies outside its section"). */
+static clf_status set_span(loader *ld, int id, uint32_t i, uint32_t nitems, const char *what,
+                           uint32_t *first, uint32_t *count)
+{
+    const uint8_t *e = ld->sec[id].p + 8 + (size_t)i * 8;
+    *first = vm_rd32(e);
+    *count = vm_rd32(e + 4);
+    if (*first > nitems || *count > nitems - *first)
+        FAIL(ld, CLF_E_FORMAT, "%s %u lies outside its section", what, i);
+    return CLF_OK;
+}
+
 /* IP sets: every set's ranges must be sorted, disjoint and not adjacent,
  * as vm_iprange_contains' binary search assumes. */
 static clf_status read_ipsets(loader *ld)
 {
     clf_program *p = ld->prog;
-    section s = ld->sec[VM_SEC_IPSET];
-    clf_status st = need(ld, VM_SEC_IPSET, 8, 0, 0);
+    uint32_t nsets, nranges;
+    const uint8_t *r;
+    clf_status st = set_section(ld, VM_SEC_IPSET, 32, &nsets, &nranges, &r);
     if (st) return st;
-    uint32_t nsets = vm_rd32(s.p), nranges = vm_rd32(s.p + 4);
-    if ((st = need(ld, VM_SEC_IPSET, 8, nsets, 8))) return st;
-    if ((st = need(ld, VM_SEC_IPSET, 8 + (uint64_t)nsets * 8, nranges, 32))) return st;
     p->ipsets = vm_calloc(&p->opts.alloc, nsets, sizeof *p->ipsets);
     p->ranges = vm_calloc(&p->opts.alloc, nranges, sizeof *p->ranges);
     if (!p->ipsets || !p->ranges) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->nipsets = nsets;
     p->nranges = nranges;
-    const uint8_t *r = s.p + 8 + (size_t)nsets * 8;
     for (uint32_t i = 0; i < nranges; i++) {
         memcpy(p->ranges[i].lo, r + (size_t)i * 32, 16);
         memcpy(p->ranges[i].hi, r + (size_t)i * 32 + 16, 16);
@@ -360,10 +387,8 @@ static clf_status read_ipsets(loader *ld)
     }
     for (uint32_t i = 0; i < nsets; i++) {
         vm_ipset *S = &p->ipsets[i];
-        S->first = vm_rd32(s.p + 8 + (size_t)i * 8);
-        S->count = vm_rd32(s.p + 12 + (size_t)i * 8);
-        if (S->first > nranges || S->count > nranges - S->first)
-            FAIL(ld, CLF_E_FORMAT, "IP set %u lies outside its section", i);
+        if ((st = set_span(ld, VM_SEC_IPSET, i, nranges, "IP set", &S->first, &S->count)))
+            return st;
         for (uint32_t k = 1; k < S->count; k++) {
             const vm_iprange *a = &p->ranges[S->first + k - 1], *b = &p->ranges[S->first + k];
             if (!ip_less(a->hi, b->lo))
@@ -377,25 +402,20 @@ static clf_status read_ipsets(loader *ld)
 static clf_status read_intsets(loader *ld)
 {
     clf_program *p = ld->prog;
-    section s = ld->sec[VM_SEC_INTSET];
-    clf_status st = need(ld, VM_SEC_INTSET, 8, 0, 0);
+    uint32_t nsets, nints;
+    const uint8_t *v;
+    clf_status st = set_section(ld, VM_SEC_INTSET, 8, &nsets, &nints, &v);
     if (st) return st;
-    uint32_t nsets = vm_rd32(s.p), nints = vm_rd32(s.p + 4);
-    if ((st = need(ld, VM_SEC_INTSET, 8, nsets, 8))) return st;
-    if ((st = need(ld, VM_SEC_INTSET, 8 + (uint64_t)nsets * 8, nints, 8))) return st;
     p->intsets = vm_calloc(&p->opts.alloc, nsets ? nsets : 1, sizeof *p->intsets);
     p->ints = vm_calloc(&p->opts.alloc, nints ? nints : 1, sizeof *p->ints);
     if (!p->intsets || !p->ints) FAIL(ld, CLF_E_NOMEM, "out of memory");
     p->nintsets = nsets;
     p->nints = nints;
-    const uint8_t *v = s.p + 8 + (size_t)nsets * 8;
     for (uint32_t i = 0; i < nints; i++) p->ints[i] = (int64_t)vm_rd64(v + (size_t)i * 8);
     for (uint32_t i = 0; i < nsets; i++) {
         vm_intset *S = &p->intsets[i];
-        S->first = vm_rd32(s.p + 8 + (size_t)i * 8);
-        S->count = vm_rd32(s.p + 12 + (size_t)i * 8);
-        if (S->first > nints || S->count > nints - S->first)
-            FAIL(ld, CLF_E_FORMAT, "int set %u lies outside its section", i);
+        if ((st = set_span(ld, VM_SEC_INTSET, i, nints, "int set", &S->first, &S->count)))
+            return st;
         for (uint32_t k = 1; k < S->count; k++)
             if (p->ints[S->first + k - 1] >= p->ints[S->first + k])
                 FAIL(ld, CLF_E_FORMAT, "int set %u is not strictly increasing", i);
