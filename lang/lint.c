@@ -521,36 +521,49 @@ typedef struct walk {
     pat_ref *pats;
 } walk;
 
-static void lint_expr(walk *w, ast *e, int depth)
+typedef void ptest_fn(walk *w, const ptest *t);
+
+/* Calls fn on every string test with literal patterns in e. */
+static void each_test(walk *w, ast *e, int depth, ptest_fn *fn)
 {
     if (!e || depth > CC_MAX_EXPR_DEPTH) return;
-    ptest t;
-    if (as_ptest(e, &t)) {
-        lint_dead_elements(w->L, &t);
-        lint_case(w->L, &t, w->pats);
-        lint_short_tokens(w->L, &t);
-    }
     /* operator chains are long lists to the left: iterate, don't recurse */
     while (e && (e->kind == AST_OR || e->kind == AST_AND)) {
-        lint_expr(w, e->b, depth + 1);
+        each_test(w, e->b, depth + 1, fn);
         e = e->a;
-        if (e && as_ptest(e, &t)) {
-            lint_dead_elements(w->L, &t);
-            lint_case(w->L, &t, w->pats);
-            lint_short_tokens(w->L, &t);
-        }
     }
     if (!e) return;
+    ptest t;
+    if (as_ptest(e, &t)) fn(w, &t);
     if (e->kind == AST_CALL) {
-        lint_expr(w, e->a, depth + 1);
-        for (ast *a = e->b; a; a = a->next) lint_expr(w, a, depth + 1);
+        each_test(w, e->a, depth + 1, fn);
+        for (ast *a = e->b; a; a = a->next) each_test(w, a, depth + 1, fn);
     } else if (e->kind != AST_SET && e->kind != AST_IPSET && e->kind != AST_INTSET) {
-        lint_expr(w, e->a, depth + 1);
-        lint_expr(w, e->b, depth + 1);
+        each_test(w, e->a, depth + 1, fn);
+        each_test(w, e->b, depth + 1, fn);
     }
 }
 
-static void lint_block(walk *w, ast *blk, int depth);
+/* The pattern lints of one test. */
+static void lint_test(walk *w, const ptest *t)
+{
+    lint_dead_elements(w->L, t);
+    lint_case(w->L, t, w->pats);
+    lint_short_tokens(w->L, t);
+}
+
+/* One test's case-sensitive User-Agent patterns, for the cross-set case
+ * check. */
+static void collect_test(walk *w, const ptest *t)
+{
+    if (t->caseless || !is_user_agent(t->recv)) return;
+    for (const ast *p = first_pattern(t->lit); p; p = next_pattern(t->lit, p)) {
+        pat_ref *r = arena_alloc(w->L->c->ar, sizeof *r);
+        if (!r) return;
+        *r = (pat_ref){w->pats, p, t->lit};
+        w->pats = r;
+    }
+}
 
 static void warn_shadowed(lint *L, ast *s, const ast *by, int is_else)
 {
@@ -568,89 +581,41 @@ static void warn_shadowed(lint *L, ast *s, const ast *by, int is_else)
                     line_of(L, by));
 }
 
-static void lint_if_chain(walk *w, ast *s, int depth)
-{
-    ast *conds[64];
-    int n = 0;
-    for (ast *x = s; x && x->kind == AST_IF; x = x->c) {
-        for (int i = 0; i < n; i++)
-            if (implies_bounded(w->L, x->a, conds[i])) {
-                warn_shadowed(w->L, x, conds[i], 1);
-                break;
-            }
-        if (n < 64) conds[n++] = x->a;
-        lint_expr(w, x->a, 0);
-        lint_block(w, x->b, depth + 1);
-        if (x->c && x->c->kind == AST_BLOCK) lint_block(w, x->c, depth + 1);
-    }
-}
-
-static void lint_block(walk *w, ast *blk, int depth)
+/* Calls fn on every string test of a block's statements, nested blocks
+ * included; with `shadows`, also warns about each `if` whose condition
+ * implies that of an earlier deciding `if` of the block (one without
+ * else), or of an `if` of its own else-if chain. */
+static void walk_block(walk *w, ast *blk, int depth, ptest_fn *fn, int shadows)
 {
     if (!blk || depth > 200) return;
-    /* earlier `if`s without else whose block always decides */
     ast *deciding[64];
     int nd = 0;
     for (ast *s = blk->a; s; s = s->next) {
-        switch (s->kind) {
-        case AST_IF:
-            for (int i = 0; i < nd; i++)
-                if (implies_bounded(w->L, s->a, deciding[i]->a)) {
-                    warn_shadowed(w->L, s, deciding[i]->a, 0);
+        if (s->kind == AST_LET || s->kind == AST_ASSIGN || s->kind == AST_RETURN ||
+            s->kind == AST_EXPRSTMT) {
+            each_test(w, s->a, 0, fn);
+            continue;
+        }
+        if (s->kind != AST_IF) continue;
+        for (int i = 0; shadows && i < nd; i++)
+            if (implies_bounded(w->L, s->a, deciding[i]->a)) {
+                warn_shadowed(w->L, s, deciding[i]->a, 0);
+                break;
+            }
+        ast *conds[64];
+        int n = 0;
+        for (ast *x = s; x && x->kind == AST_IF; x = x->c) {
+            for (int i = 0; shadows && i < n; i++)
+                if (implies_bounded(w->L, x->a, conds[i])) {
+                    warn_shadowed(w->L, x, conds[i], 1);
                     break;
                 }
-            lint_if_chain(w, s, depth);
-            if (!s->c && decides(s->b) && nd < 64) deciding[nd++] = s;
-            break;
-        case AST_LET: case AST_ASSIGN: case AST_RETURN: case AST_EXPRSTMT:
-            lint_expr(w, s->a, 0);
-            break;
-        default:
-            break;
+            if (n < 64) conds[n++] = x->a;
+            each_test(w, x->a, 0, fn);
+            walk_block(w, x->b, depth + 1, fn, shadows);
+            if (x->c && x->c->kind == AST_BLOCK) walk_block(w, x->c, depth + 1, fn, shadows);
         }
-    }
-}
-
-static void collect(walk *w, ast *e, int depth)
-{
-    if (!e || depth > CC_MAX_EXPR_DEPTH) return;
-    while (e && (e->kind == AST_OR || e->kind == AST_AND)) {
-        collect(w, e->b, depth + 1);
-        e = e->a;
-    }
-    if (!e) return;
-    ptest t;
-    if (as_ptest(e, &t) && !t.caseless && is_user_agent(t.recv)) {
-        for (const ast *p = first_pattern(t.lit); p; p = next_pattern(t.lit, p)) {
-            pat_ref *r = arena_alloc(w->L->c->ar, sizeof *r);
-            if (!r) return;
-            *r = (pat_ref){w->pats, p, t.lit};
-            w->pats = r;
-        }
-    }
-    if (e->kind == AST_CALL) {
-        collect(w, e->a, depth + 1);
-        for (ast *a = e->b; a; a = a->next) collect(w, a, depth + 1);
-    } else if (e->kind != AST_SET && e->kind != AST_IPSET && e->kind != AST_INTSET) {
-        collect(w, e->a, depth + 1);
-        collect(w, e->b, depth + 1);
-    }
-}
-
-static void collect_block(walk *w, ast *blk, int depth)
-{
-    if (!blk || depth > 200) return;
-    for (ast *s = blk->a; s; s = s->next) {
-        if (s->kind == AST_IF) {
-            for (ast *x = s; x && x->kind == AST_IF; x = x->c) {
-                collect(w, x->a, 0);
-                collect_block(w, x->b, depth + 1);
-                if (x->c && x->c->kind == AST_BLOCK) collect_block(w, x->c, depth + 1);
-            }
-        } else if (s->kind == AST_LET || s->kind == AST_ASSIGN || s->kind == AST_RETURN ||
-                   s->kind == AST_EXPRSTMT) {
-            collect(w, s->a, 0);
-        }
+        if (shadows && !s->c && decides(s->b) && nd < 64) deciding[nd++] = s;
     }
 }
 
@@ -712,9 +677,9 @@ void lint_program(compilation *c)
     /* the patterns of every module, for the cross-set case check */
     for (module *m = c->modules; m; m = m->next)
         for (ast *it = m->items; it; it = it->next)
-            if (it->kind == AST_FILTER || it->kind == AST_FN) collect_block(&w, it->b, 0);
+            if (it->kind == AST_FILTER || it->kind == AST_FN) walk_block(&w, it->b, 0, collect_test, 0);
     for (ast *it = c->main->items; it; it = it->next)
-        if (it->kind == AST_FILTER || it->kind == AST_FN) lint_block(&w, it->b, 0);
+        if (it->kind == AST_FILTER || it->kind == AST_FN) walk_block(&w, it->b, 0, lint_test, 1);
 }
 
 /* ---- the corpus ------------------------------------------------------- */
