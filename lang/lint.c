@@ -336,18 +336,29 @@ static void warn_dead(lint *L, const ast *p, const ast *q, int dup)
                     a, b, line_of(L, q));
 }
 
-static int sort_caseless;
-static int cmp_pattern(const void *x, const void *y)
+/* qsort orders of pattern nodes: by bytes (or ASCII-lowered bytes), then
+ * length, then the first written first. Two functions, not a flag, so
+ * that no global state decides. */
+static int cmp_pattern_by(const ast *p, const ast *q, int caseless)
 {
-    const ast *p = *(const ast *const *)x, *q = *(const ast *const *)y;
     size_t n = p->slen < q->slen ? p->slen : q->slen;
     for (size_t i = 0; i < n; i++) {
         int a = (unsigned char)p->str[i], b = (unsigned char)q->str[i];
-        if (sort_caseless) a = vm_ascii_lower((unsigned char)a), b = vm_ascii_lower((unsigned char)b);
+        if (caseless) a = vm_ascii_lower((unsigned char)a), b = vm_ascii_lower((unsigned char)b);
         if (a != b) return a - b;
     }
     if (p->slen != q->slen) return p->slen < q->slen ? -1 : 1;
-    return p->off < q->off ? -1 : p->off > q->off; /* the first written first */
+    return p->off < q->off ? -1 : p->off > q->off;
+}
+
+static int cmp_pattern(const void *x, const void *y)
+{
+    return cmp_pattern_by(*(const ast *const *)x, *(const ast *const *)y, 0);
+}
+
+static int cmp_pattern_caseless(const void *x, const void *y)
+{
+    return cmp_pattern_by(*(const ast *const *)x, *(const ast *const *)y, 1);
 }
 
 /* A large set: duplicates only, by sorting (the pairwise check of
@@ -358,8 +369,7 @@ static void lint_duplicates(lint *L, const ptest *t, uint32_t n)
     if (!v) return;
     uint32_t k = 0;
     for (const ast *p = t->lit->a; p; p = p->next) v[k++] = p;
-    sort_caseless = t->caseless;
-    qsort(v, n, sizeof *v, cmp_pattern);
+    qsort(v, n, sizeof *v, t->caseless ? cmp_pattern_caseless : cmp_pattern);
     for (uint32_t i = 1; i < n; i++)
         if (v[i]->slen == v[i - 1]->slen &&
             bytes_eq(v[i]->str, v[i - 1]->str, v[i]->slen, t->caseless)) {
