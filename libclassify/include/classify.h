@@ -616,6 +616,213 @@ CLF_API clf_status clf_eval_filter_explain(clf_ctx *ctx, uint32_t filter, clf_ve
 CLF_API const char *clf_ctx_errmsg(const clf_ctx *ctx);
 
 /* ------------------------------------------------------------------------ */
+/* State: counters, decaying scores and marks that outlive a request
+ * (docs/state.md; the language's count(), score_add(), mark()... in
+ * docs/language.md, "State").
+ *
+ * A store holds entries, each named by a stable byte key (below) and of
+ * one kind:
+ *   - a counter: a sliding-window count over `param` seconds, estimated
+ *     from two fixed windows as nginx and Cloudflare do:
+ *       estimate = prev * (W - elapsed) / W + cur
+ *     where cur counts the window [k*W, (k+1)*W) that holds now, prev the
+ *     one before it, elapsed = now - k*W. It is exact when requests are
+ *     spread evenly over the previous window; it errs by at most
+ *     prev * (the fraction of prev's requests not where it assumes), so
+ *     it lies in [cur, cur + prev] and the true count over the last W
+ *     seconds too: the error is below prev, the count of one window;
+ *   - a score: a sum of additions, each decaying with a half-life of
+ *     `param` seconds: v(t) = v(t0) * 2^(-(t - t0) / param);
+ *   - a mark: set with a time to live of `param` seconds, set or not.
+ *
+ * Every entry keeps a local part (what this process's requests did,
+ * exact) and a remote part (what a sync layer merged from a fleet, added
+ * when read); see clf_store_collect and clf_store_merge.
+ *
+ * The key of an entry is text, at most CLF_STATE_KEY_MAX bytes:
+ *   KIND ":" PARAM ":" NAME ":" TYPE ":" VALUE
+ * KIND is "c" (counter), "s" (score) or "m" (mark); PARAM the window,
+ * half-life or time to live in decimal seconds; NAME the rules' name
+ * ([a-z0-9_], 1-32 bytes); TYPE "ip", "int", "str" or "strh"; VALUE the
+ * key's canonical text: an address as vm_ip_format writes it (IPv4 dotted,
+ * IPv6 RFC 5952; a network is its first address, "203.0.113.0"), an int
+ * in decimal, a str's bytes as they are (at most 64; a longer str is
+ * TYPE "strh" and VALUE the 32 lowercase hex digits of its XXH3-128).
+ * For example "c:60:pages:ip:203.0.113.0". The same key names the same
+ * entry in every process and machine and across rules reloads; a rules
+ * file that changes a window changes the key, so it starts afresh. */
+#define CLF_STATE_KEY_MAX 128
+
+typedef enum clf_state_kind {
+    CLF_STATE_COUNTER = 1,
+    CLF_STATE_SCORE = 2,
+    CLF_STATE_MARK = 3
+} clf_state_kind;
+
+typedef struct clf_store clf_store;
+
+/* A host's own store: the operations the rules' state calls become.
+ * Each gets `self` (given to clf_store_wrap), the entry's key (text,
+ * keylen <= CLF_STATE_KEY_MAX, not NUL-terminated; borrowed for the call)
+ * with its kind and param already parsed out, and the request's time in
+ * milliseconds since the epoch. They are called from request threads, any
+ * number at once, and must not block for long: a store that must wait for
+ * something (a network) answers from what it has. Each returns CLF_OK
+ * with its result, or any other status when it has no answer (full,
+ * unreachable): the rules then see the defined result of docs/state.md
+ * (a count of 0, a score of 0, not marked), never an error.
+ *   count:    add `n` (0: only read) to the counter; *out the estimate
+ *             over the window afterwards (requests, >= 0)
+ *   score:    add `add` (0: only read) to the score; *out its value now
+ *             (>= 0)
+ *   mark:     set (set = 1) or only test (set = 0) the mark; *out 1 when
+ *             it is set (after the call), else 0
+ *   destroy:  called once by clf_store_free (may be NULL) */
+typedef struct clf_store_ops {
+    clf_status (*count)(void *self, const char *key, size_t keylen, uint32_t window_s,
+                        uint32_t n, int64_t now_ms, int64_t *out);
+    clf_status (*score)(void *self, const char *key, size_t keylen, uint32_t half_life_s,
+                        int64_t add, int64_t now_ms, double *out);
+    clf_status (*mark)(void *self, const char *key, size_t keylen, uint32_t ttl_s, int set,
+                       int64_t now_ms, int *out);
+    void (*destroy)(void *self);
+} clf_store_ops;
+
+/* Wraps a host's store: CLF_OK and the store in *out; CLF_E_INVALID (NULL
+ * ops, out, or any of count, score, mark NULL), CLF_E_NOMEM. `ops` is
+ * copied; `self` is borrowed until clf_store_free. */
+CLF_API clf_status clf_store_wrap(const clf_store_ops *ops, void *self, clf_store **out);
+
+/* The built-in store in `bytes` of memory (mmap'd, private to the
+ * process), all of it reserved at creation and no more ever: at least
+ * CLF_STORE_MIN_BYTES, at most 2^40. Entries live in buckets of eight;
+ * an entry costs 192 bytes (docs/state.md, "Memory"). The hash that
+ * places keys is keyed by a secret seed drawn from getrandom() (seed NULL)
+ * or the 16 bytes given (tests), so that nobody outside can aim keys at
+ * one bucket. Returns CLF_OK and the store in *out; CLF_E_INVALID (out
+ * NULL, bytes out of range), CLF_E_NOMEM (mmap failed), with a message in
+ * err. Thread-safe in use: any number of threads and contexts may share
+ * it (one lock per bucket, held for a few dozen instructions). */
+#define CLF_STORE_MIN_BYTES (UINT64_C(64) << 10) /* 64 KiB */
+CLF_API clf_status clf_store_new(uint64_t bytes, const uint8_t seed[16], clf_store **out,
+                                 char *err, size_t errlen);
+
+/* The built-in store in memory the host provides, so that several
+ * processes share it (nginx workers: a shared-memory zone; anything
+ * mapped MAP_SHARED at any address in each). `mem` is 64-byte aligned,
+ * `bytes` as for clf_store_new. clf_store_format writes an empty store
+ * there (once, before any process attaches; seed as for clf_store_new);
+ * clf_store_attach makes a handle on a formatted region (in each process:
+ * it checks the region's header and size, and refuses CLF_E_FORMAT
+ * otherwise). The handle (allocated, 64 bytes) borrows `mem`, which must
+ * outlive it; clf_store_free does not free it. The locks are atomics in
+ * the region, so they work across processes; a process that dies holding
+ * one (a few dozen instructions) leaves that bucket answering "no answer"
+ * after a bounded spin, never a hang. Errors: CLF_E_INVALID (NULL,
+ * misaligned, size out of range), CLF_E_FORMAT, CLF_E_NOMEM. */
+CLF_API clf_status clf_store_format(void *mem, uint64_t bytes, const uint8_t seed[16],
+                                    char *err, size_t errlen);
+CLF_API clf_status clf_store_attach(void *mem, uint64_t bytes, clf_store **out,
+                                    char *err, size_t errlen);
+
+/* Frees the store (NULL-safe): a built-in store's memory (not a host's
+ * region), a wrapped store's destroy. No context may use it afterwards. */
+CLF_API void clf_store_free(clf_store *store);
+
+/* Figures of a built-in store (all zero for a wrapped one): its bytes,
+ * entry capacity, entries in use, evictions, refusals (an entry could not
+ * be made: every candidate outranked it, docs/state.md), lock give-ups.
+ * Approximate while other threads run. Thread-safe. */
+typedef struct clf_store_stats {
+    uint64_t bytes, capacity, used, evictions, refused, busy;
+} clf_store_stats;
+CLF_API void clf_store_get_stats(const clf_store *store, clf_store_stats *out);
+
+/* Makes the rules run on `ctx` read and write `store` (NULL: no store;
+ * then every state call has its defined "absent" result). The context
+ * borrows it: it must outlive the context, or another call here. Any
+ * number of contexts, of any programs, may name one store: it outlives
+ * rules reloads. Returns CLF_OK, or CLF_E_INVALID (NULL ctx). */
+CLF_API clf_status clf_ctx_set_store(clf_ctx *ctx, clf_store *store);
+
+/* The request's time in milliseconds since the epoch, for the state
+ * calls' windows, half-lives and time to live (and, as seconds, what
+ * clf_ctx_set_time sets). Unset (after clf_ctx_reset), the state reads
+ * CLOCK_REALTIME; set by clf_ctx_set_time, it is that second's start.
+ * Returns CLF_OK, or CLF_E_INVALID (NULL ctx). */
+CLF_API clf_status clf_ctx_set_time_ms(clf_ctx *ctx, int64_t ms);
+
+/* --- Syncing a built-in store with a fleet (classify-serve --state-redis).
+ *
+ * clf_store_collect walks up to `max_buckets` buckets from *cursor
+ * (start at 0; it stores where to go on, and 0 again after the last
+ * bucket) and calls fn for every entry with local changes not yet
+ * collected, then forgets those changes (they are now the caller's to
+ * deliver; the entry's local values stay exact). Each bucket's lock is
+ * held only while its changed entries are copied out (never during fn),
+ * so request threads wait at most that long. fn gets a delta valid only
+ * during the call, and must not call into the store. Returns CLF_OK,
+ * CLF_E_INVALID (NULL argument, a wrapped store). */
+typedef struct clf_state_delta {
+    const char *key; /* the entry's key (text above), not NUL-terminated */
+    size_t keylen;
+    clf_state_kind kind;
+    uint32_t param;  /* seconds: window, half-life, time to live */
+    /* counter: local counts in window number `window` (floor(ms / (param *
+     * 1000))) and in window - 1 since the last collect */
+    int64_t window;
+    uint32_t cur, prev;
+    /* score: the local additions since the last collect, decayed to at_ms */
+    double score;
+    int64_t at_ms;
+    /* mark: the expiry (ms since the epoch) of a local set since the last
+     * collect */
+    int64_t expires_ms;
+} clf_state_delta;
+typedef void (*clf_state_delta_fn)(void *ud, const clf_state_delta *delta);
+CLF_API clf_status clf_store_collect(clf_store *store, uint32_t *cursor, uint32_t max_buckets,
+                                     clf_state_delta_fn fn, void *ud);
+
+/* Merges the fleet's value of one entry: the totals the sync layer read
+ * from the fleet, this instance's delivered changes included (the store
+ * subtracts what it has delivered itself, so local counts stay exact and
+ * only the others' are added as the remote part). `key`/`keylen` as in
+ * the delta (the kind and param are parsed from it). For a counter,
+ * `window` and the fleet's totals `cur` (that window) and `prev`
+ * (window - 1); for a score, its fleet value `score` at `at_ms`; for a
+ * mark, the fleet's latest expiry `expires_ms` (0: none). The entry is
+ * made when missing, under the same eviction rule as a request's.
+ * Returns CLF_OK; CLF_E_INVALID (NULL, a key that does not parse, a
+ * wrapped store); CLF_E_LIMIT (no room: the eviction rule kept the
+ * others); CLF_E_STATE (the bucket stayed locked). */
+typedef struct clf_state_remote {
+    const char *key;
+    size_t keylen;
+    int64_t window;
+    uint64_t cur, prev;
+    double score;
+    int64_t at_ms;
+    int64_t expires_ms;
+} clf_state_remote;
+CLF_API clf_status clf_store_merge(clf_store *store, const clf_state_remote *remote);
+
+/* Reads one entry of a built-in store at `now_ms` without changing it:
+ * the counter's estimate, the score's floor, or 1/0 for a mark, local and
+ * remote parts together, in *out (0 when absent). For tests and tools.
+ * Returns CLF_OK, CLF_E_INVALID. */
+CLF_API clf_status clf_store_peek(clf_store *store, const char *key, size_t keylen,
+                                  int64_t now_ms, int64_t *out);
+
+/* Writes one entry of a built-in store's local part as of `now_ms`, as if
+ * requests had made it: a counter's current window holds `value` counts
+ * (its previous window none), a score is `value` now, a mark was set
+ * `value` seconds before now_ms (so it expires param - value seconds
+ * after it). For tests ("this address was marked 10 minutes ago").
+ * Returns CLF_OK, CLF_E_INVALID, CLF_E_LIMIT (no room). */
+CLF_API clf_status clf_store_poke(clf_store *store, const char *key, size_t keylen,
+                                  int64_t now_ms, int64_t value);
+
+/* ------------------------------------------------------------------------ */
 /* Rewriting response bodies (docs/rewrite.md).
  *
  * A rules file may hold named rewrite sets (`rewrite NAME { PATTERN =>
