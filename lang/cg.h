@@ -76,6 +76,8 @@ typedef struct cg_prog {
     uint32_t ncapts, capcapts;
     vm_rewrite *rewrites;
     uint32_t nrewrites, caprewrites;
+    vm_slot *slots;
+    uint32_t nslots, capslots;
     /* Functions still to generate, in index order. */
     sym **queue;
     uint32_t nqueue, capqueue;

@@ -377,6 +377,7 @@ const char *chk_called_name(checker *ck, const ast *e)
 static ty check_call(checker *ck, ast *e)
 {
     int is_call;
+    if (chk_is_state_call(ck, e) && !lookup(ck, e->str)) return chk_state_call(ck, e);
     sym *callee = chk_resolve_callee(ck, e, &is_call, "function");
     if (is_call) {
         if (!callee) {
@@ -396,6 +397,7 @@ static ty check_call(checker *ck, ast *e)
         return callee->type;
     }
     ty rt = check_expr(ck, e->a);
+    if (rt == T_IP && strcmp(e->str, "net") == 0) return chk_ip_net(ck, e);
     int nargs = 0;
     for (ast *a = e->b; a; a = a->next) nargs++;
     const method_desc *md = NULL;
@@ -763,6 +765,12 @@ static int check_stmt(checker *ck, ast *s)
         return 1;
     }
     case AST_EXPRSTMT:
+        /* A state call as a statement: for what it writes (a mark, a
+         * count), its value unused. */
+        if (chk_is_state_call(ck, s->a) && !lookup(ck, s->a->str)) {
+            check_expr(ck, s->a);
+            return 0;
+        }
         check_filter_call(ck, s->a);
         return 0;
     default:

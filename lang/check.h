@@ -55,6 +55,12 @@ void chk_test(checker *ck, ast *t);
 void chk_recursion(checker *ck);
 /* Checks an expression (check.c), for the checker's other files. */
 ty chk_expr(checker *ck, ast *e);
+/* The state calls (check_state.c): whether `e` (a CALL) is one, that is
+ * a call of count, count_of, score_add, score, mark or marked that no
+ * definition of the program's shadows; and checking one, or ip.net(). */
+int chk_is_state_call(checker *ck, const ast *e);
+ty chk_state_call(checker *ck, ast *e);
+ty chk_ip_net(checker *ck, ast *e);
 /* Checks the rewrite sets of module m (check_rewrite.c). */
 void chk_rewrites(checker *ck, module *m);
 

@@ -157,6 +157,8 @@ int cg_program(compilation *c, cg_tests *tests, uint8_t **out, size_t *outlen)
     p.ncapts = g.P.ncapts;
     p.rewrites = g.P.rewrites;
     p.nrewrites = g.P.nrewrites;
+    p.slots = g.P.slots;
+    p.nslots = g.P.nslots;
     if (g.failed || c->ar->failed) {
         src_error(c->src, UINT32_MAX, 0, "out of memory");
         goto done;
@@ -196,6 +198,7 @@ done:
     free(g.P.intset_node);
     free(g.P.capts);
     free(g.P.rewrites);
+    free(g.P.slots);
     free(g.P.queue);
     strmap_free(&g.P.kstr);
     return rc;

@@ -111,6 +111,11 @@ typedef enum method_id {
     M_VALID, M_ASN, M_ASN_ORG, M_COUNTRY,
     /* Request */
     M_HEADER, M_HAS_HEADER, M_COOKIE, M_QUERY_PARAM,
+    /* ip.net(n) and net(n4, n6) */
+    M_NET,
+    /* the state calls (check_state.c): count(), count_of(), score_add(),
+     * score(), mark(), marked() */
+    M_ST_COUNT, M_ST_COUNTED, M_ST_SCADD, M_ST_SCORE, M_ST_MARK, M_ST_MARKED,
     /* a call of a fn or filter (CALL with sym set) */
     M_FUNC
 } method_id;
@@ -166,6 +171,18 @@ struct module {
     uint32_t import_off;     /* offset of that import statement */
 };
 
+/* A state name as the program first uses it (check_state.c): every use
+ * of one name must agree on its kind, period and key type, since they
+ * make the store's key (docs/state.md). */
+typedef struct cc_state_name {
+    struct cc_state_name *next;
+    const char *name;
+    int kind;          /* clf_state_kind */
+    int keytype;       /* VM_KEY_* */
+    uint32_t param;    /* seconds */
+    const ast *first;  /* the call that used it first */
+} cc_state_name;
+
 typedef struct compilation {
     const cc_options *opts;
     src_set *src;
@@ -173,6 +190,7 @@ typedef struct compilation {
     module *modules; /* main module first */
     module *main;
     int testing;     /* compiling the main file's tests: `main` optional */
+    cc_state_name *states; /* the state names used so far (arena) */
 } compilation;
 
 /* module.c: loads `path` and everything it imports. Returns 0 or -1. */
@@ -194,6 +212,10 @@ int chk_rewrite_options(const ast *set, int *mode, uint32_t *max_match);
 /* The literal node a const-valued expression stands for (the literal
  * itself, or the value of the constant a NAME or MEMBER refers to). */
 ast *chk_literal(ast *e);
+/* The state slot a checked state call makes: its kind, key type, name,
+ * period and amount (check_state.c; translate.c builds the slot table from it). */
+void chk_state_slot(const ast *e, int *kind, int *keytype, const char **name,
+                    uint32_t *param, int64_t *amount);
 /* An expect-rate percentage ("0.1%", "95", "100%"; check_tests.c): 0 and
  * *out in 0..100, or -1 when it is not one. */
 int chk_parse_rate(const char *s, uint32_t n, double *out);

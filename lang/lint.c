@@ -235,7 +235,11 @@ static int same_expr(const ast *x, const ast *y, long *budget)
         return x->field == y->field && x->slen == y->slen && strcmp(x->str, y->str) == 0 &&
                same_expr(x->a, y->a, budget);
     case AST_CALL:
-        if (x->method != y->method || x->method == M_FUNC || x->method == M_NONE) return 0;
+        /* A state call is never "the same" as another: each counts,
+         * adds or reads what the one before it wrote. */
+        if (x->method != y->method || x->method == M_FUNC || x->method == M_NONE ||
+            (x->method >= M_ST_COUNT && x->method <= M_ST_MARKED))
+            return 0;
         return ((!x->a && !y->a) || (x->a && y->a && same_expr(x->a, y->a, budget))) &&
                same_list(x->b, y->b, budget);
     case AST_STR: case AST_REGEX:

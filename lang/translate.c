@@ -228,6 +228,59 @@ static int gen_fn_call(cg *g, ast *e)
     return r;
 }
 
+/* ip.net(n) / net(n4, n6): OP_IPNET with both lengths in one int, IPv4's
+ * in the low byte (one argument: the same n, at most 32 for IPv4). */
+static int gen_net(cg *g, ast *e)
+{
+    int64_t n4 = chk_literal(e->b)->ival, n6 = n4;
+    if (e->b->next) n6 = chk_literal(e->b->next)->ival;
+    else if (n4 > 32) n4 = 32;
+    int a = gen_expr(g, e->a);
+    int k = cg_new_reg(g, VM_T_INT);
+    g->at = e;
+    cg_emit_bx(g, OP_LOADI, (uint32_t)k, (uint32_t)(n4 | n6 << 8));
+    int r = cg_new_reg(g, VM_T_IP);
+    cg_emit(g, OP_IPNET, (uint32_t)r, (uint32_t)a, (uint32_t)k);
+    return r;
+}
+
+/* The state slot of a checked state call: one per distinct (kind, key
+ * type, name, period, amount). */
+static uint32_t cg_slot(cg *g, const ast *e)
+{
+    int kind, keytype;
+    const char *name;
+    uint32_t param;
+    int64_t amount;
+    chk_state_slot(e, &kind, &keytype, &name, &param, &amount);
+    uint32_t k = cg_kstr(g, name, (uint32_t)strlen(name));
+    for (uint32_t i = 0; i < g->P.nslots; i++) {
+        const vm_slot *S = &g->P.slots[i];
+        if (S->kind == (uint32_t)kind && S->keytype == (uint32_t)keytype && S->name == k &&
+            S->param == param && S->amount == amount)
+            return i;
+    }
+    if (GROW(g, g->P.slots, g->P.capslots, g->P.nslots + 1)) return 0;
+    g->P.slots[g->P.nslots] = (vm_slot){(uint32_t)kind, (uint32_t)keytype, k, param, amount};
+    return g->P.nslots++;
+}
+
+static int gen_state(cg *g, ast *e)
+{
+    static const struct { int method; vm_opcode op; } ops[] = {
+        {M_ST_COUNT, OP_STCOUNT}, {M_ST_COUNTED, OP_STCOUNTED}, {M_ST_SCADD, OP_STSCADD},
+        {M_ST_SCORE, OP_STSCORE}, {M_ST_MARK, OP_STMARK},       {M_ST_MARKED, OP_STMARKED}};
+    vm_opcode op = OP_STCOUNT;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (ops[i].method == e->method) op = ops[i].op;
+    int key = gen_expr(g, e->b->next);
+    uint32_t slot = cg_slot(g, e);
+    int r = cg_new_reg(g, op == OP_STMARK || op == OP_STMARKED ? VM_T_BOOL : VM_T_INT);
+    g->at = e;
+    cg_emit(g, op, (uint32_t)r, slot, (uint32_t)key);
+    return r;
+}
+
 static int gen_call(cg *g, ast *e)
 {
     int r;
@@ -270,6 +323,10 @@ static int gen_call(cg *g, ast *e)
         return r;
     }
     case M_CAPTURE: return gen_capture(g, e);
+    case M_NET: return gen_net(g, e);
+    case M_ST_COUNT: case M_ST_COUNTED: case M_ST_SCADD: case M_ST_SCORE:
+    case M_ST_MARK: case M_ST_MARKED:
+        return gen_state(g, e);
     default:
         return gen_string_test(g, e, e->a, e->method, e->b);
     }
@@ -541,6 +598,12 @@ static int gen_stmt(cg *g, ast *s)
         return 1;
     }
     case AST_EXPRSTMT: {
+        if (s->a->method >= M_ST_COUNT && s->a->method <= M_ST_MARKED) {
+            uint32_t mark = g->F->ntemps;
+            gen_expr(g, s->a);
+            cg_release_temps(g, mark, -1);
+            return 0;
+        }
         sym *callee = s->a->sym;
         if (inlinable(g, callee)) {
             gen_inline(g, callee, s, s->a->b);

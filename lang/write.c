@@ -137,6 +137,17 @@ clf_status cc_write(const clf_program *p, uint8_t **out, size_t *outlen,
     }
     for (uint32_t i = 0; i < p->nints; i++) vm_buf_u64(is, (uint64_t)p->ints[i]);
 
+    vm_buf *sl = &sec[VM_SEC_STATE];
+    vm_buf_u32(sl, p->nslots);
+    vm_buf_u32(sl, 0);
+    for (uint32_t i = 0; i < p->nslots; i++) {
+        vm_buf_u32(sl, p->slots[i].kind);
+        vm_buf_u32(sl, p->slots[i].keytype);
+        vm_buf_u32(sl, p->slots[i].name);
+        vm_buf_u32(sl, p->slots[i].param);
+        vm_buf_u64(sl, (uint64_t)p->slots[i].amount);
+    }
+
     vm_buf *cap = &sec[VM_SEC_CAPT];
     vm_buf_u32(cap, p->ncapts);
     vm_buf_u32(cap, 0);

@@ -179,6 +179,7 @@ CLF_API clf_status clf_ctx_set_time(clf_ctx *ctx, int64_t seconds)
 {
     if (!ctx) return CLF_E_INVALID;
     ctx->time = seconds;
+    ctx->time_ms = seconds * 1000;
     ctx->time_set = 1;
     return CLF_OK;
 }

@@ -80,6 +80,12 @@ struct clf_ctx {
     int sig_done;          /* verified this request: sig holds the outcome */
     int time_set;          /* clf_ctx_set_time was called; else the clock */
     int64_t time;
+    int64_t time_ms;       /* clf_ctx_set_time_ms (or time * 1000), when time_set */
+    /* State (vm/store.h): the store the rules' count(), score() and
+     * mark() use (borrowed, clf_ctx_set_store; NULL: none, kept across
+     * requests), and the status of the last state call, for explain. */
+    clf_store *store;
+    int state_status;
     const char *scheme;    /* clf_ctx_set_scheme, borrowed; "" unknown */
     size_t scheme_len;
     char errmsg[160];      /* clf_ctx_errmsg() */

@@ -175,6 +175,15 @@ static void insn_text(const clf_program *p, const vm_func *f, uint32_t pc, char 
             break;
         }
         case VM_OPND_TEST: o += (size_t)snprintf(d + o, cap - o, " T%u", v); break;
+        case VM_OPND_SLOT: {
+            const vm_slot *S = &p->slots[v];
+            o += (size_t)snprintf(d + o, cap - o, " Z%u", v);
+            no += (size_t)snprintf(note + no, sizeof note - no, "%s%s/%us", no ? " " : "",
+                                   p->consts[S->name].str, S->param);
+            if (S->amount)
+                no += (size_t)snprintf(note + no, sizeof note - no, " +%lld", (long long)S->amount);
+            break;
+        }
         case VM_OPND_JMP:
             o += (size_t)snprintf(d + o, cap - o, " %u", v);
             no += (size_t)snprintf(note + no, sizeof note - no, "to %u", pc + 1 + v);

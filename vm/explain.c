@@ -220,7 +220,7 @@ static int directive(explainer *x, const site *at, const char **tp)
         int id;
     } names[] = {{"field", 1}, {"header", 2}, {"absent", 3}, {"ipset", 4}, {"capture", 5},
                  {"test", 6},  {"call", 7},   {"branch", 8}, {"reason", 9}, {"intset", 10},
-                 {"sigwhy", 11}};
+                 {"sigwhy", 11}, {"slot", 12}, {"stwhy", 13}};
     const clf_program *p = x->prog;
     vm_text *t = &x->t;
     const vm_insn *in = at->in;
@@ -281,6 +281,25 @@ static int directive(explainer *x, const site *at, const char **tp)
             vm_text_put(t, why, n);
             vm_text_put(t, ")", 1);
         }
+        return 1;
+    }
+    case 12: {
+        const vm_slot *S = &p->slots[in->b];
+        vm_text_put(t, p->consts[S->name].str, p->consts[S->name].len);
+        vm_text_put(t, "/", 1);
+        vm_text_i64(t, S->param);
+        vm_text_put(t, "s", 1);
+        if (S->amount) {
+            vm_text_str(t, " +");
+            vm_text_i64(t, S->amount);
+        }
+        return 1;
+    }
+    case 13: {
+        static const char *const why[] = {"", " (no store)", " (store full)", " (store busy)",
+                                          " (no key: invalid address)"};
+        int w = at->ctx->state_status;
+        vm_text_str(t, why[w >= 0 && w <= 4 ? w : 3]);
         return 1;
     }
     default: return 0;

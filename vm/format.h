@@ -23,12 +23,14 @@
 
 #define VM_MAGIC "\x89" "CLF\r\n\x1a\n"
 #define VM_MAGIC_LEN 8
-#define VM_FORMAT_VERSION 5u /* 2: Hyperscan ids are pattern indices;
+#define VM_FORMAT_VERSION 6u /* 2: Hyperscan ids are pattern indices;
                                 3: calls, ip sets, captures;
                                 4: patterns record their method; function
                                    flags (entry filters);
                                 5: rewrite sets (section 12), int sets
-                                   (13); main optional */
+                                   (13); main optional;
+                                6: state slots (14) and the state
+                                   opcodes (count, score, mark), ip.net */
 #define VM_HEADER_LEN 24
 #define VM_SECENTRY_LEN 24
 #define VM_TRAILER_LEN 8
@@ -61,7 +63,10 @@ enum vm_section {
                           form (rewrite/rw_store.c), 8-aligned */
     VM_SEC_INTSET = 13, /* u32 nsets, u32 nvalues; nsets x {u32 first, u32 count};
                           nvalues x i64, each set's strictly increasing */
-    VM_SEC_COUNT = 13
+    VM_SEC_STATE = 14, /* u32 n, u32 0; n x {u32 kind, u32 keytype, u32 name,
+                          u32 param, i64 amount}: the state slots (program.h,
+                          vm_slot; bounds in vm/store.h) */
+    VM_SEC_COUNT = 14
 };
 
 /* The most rewrite sets one file may hold (the compiler refuses more). */

@@ -213,6 +213,32 @@ clf_status vm_run(clf_ctx *ctx, uint32_t func, clf_verdict *out, vm_outcome *out
         R[A].s.n = in->country_len;
         NEXT();
     }
+    CASE(IPNET) {
+        if (R[B].s.n != 16) {
+            R[A] = R[B];
+            NEXT();
+        }
+        uint8_t *d = (uint8_t *)ws_take(ctx, 16, "net()");
+        if (!d) return CLF_E_LIMIT;
+        const uint8_t *s = (const uint8_t *)R[B].s.p;
+        int v4 = is_v4_mapped(s);
+        int64_t bits = v4 ? (R[C].i & 255) : ((R[C].i >> 8) & 255);
+        if (bits > (v4 ? 32 : 128)) bits = v4 ? 32 : 128;
+        if (v4) bits += 96; /* in the mapped space */
+        for (int i = 0; i < 16; i++) {
+            int64_t keep = bits - 8 * i;
+            d[i] = keep >= 8 ? s[i] : keep <= 0 ? 0 : (uint8_t)(s[i] & (0xff << (8 - keep)));
+        }
+        R[A].s.p = (const char *)d;
+        R[A].s.n = 16;
+        NEXT();
+    }
+    CASE(STCOUNT) R[A].i = vm_state_call(ctx, OP_STCOUNT, &prog->slots[B], &R[C]); NEXT();
+    CASE(STCOUNTED) R[A].i = vm_state_call(ctx, OP_STCOUNTED, &prog->slots[B], &R[C]); NEXT();
+    CASE(STSCADD) R[A].i = vm_state_call(ctx, OP_STSCADD, &prog->slots[B], &R[C]); NEXT();
+    CASE(STSCORE) R[A].i = vm_state_call(ctx, OP_STSCORE, &prog->slots[B], &R[C]); NEXT();
+    CASE(STMARK) R[A].i = vm_state_call(ctx, OP_STMARK, &prog->slots[B], &R[C]); NEXT();
+    CASE(STMARKED) R[A].i = vm_state_call(ctx, OP_STMARKED, &prog->slots[B], &R[C]); NEXT();
     CASE(IPIN) {
         const vm_ipset *S = &prog->ipsets[C];
         R[A].i = R[B].s.n == 16 &&

@@ -22,6 +22,7 @@
 #include "ctx.h"
 #include "httpfields.h"
 #include "ipaddr.h"
+#include "stateops.h"
 
 /* First occurrence of needle in hay at or after `from`, or -1. */
 static long find(const char *hay, size_t hn, const char *nd, size_t nn, size_t from)
@@ -257,6 +258,13 @@ static int64_t to_int(const char *p, size_t n)
 }
 
 static int is_trim(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* An IPv4 address in its mapped form ::ffff:a.b.c.d (vm/ipaddr.h). */
+static int is_v4_mapped(const uint8_t *s)
+{
+    static const uint8_t pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return memcmp(s, pre, 12) == 0;
+}
 
 static size_t clamp_len(int64_t k, size_t n)
 {

@@ -18,6 +18,7 @@
 #include "program.h"
 #include "rw_build.h"
 #include "sg_keys.h"
+#include "store.h"
 
 void vm_errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -44,7 +45,7 @@ typedef struct loader {
 static const char *const section_names[VM_SEC_COUNT + 1] = {
     "", "constants", "functions", "code", "register types",
     "source positions", "headers", "subjects", "patterns", "databases",
-    "IP sets", "captures", "rewrite sets", "int sets"};
+    "IP sets", "captures", "rewrite sets", "int sets", "state slots"};
 
 #define FAIL(ld, st, ...)                                                   \
     do {                                                                   \
@@ -423,6 +424,46 @@ static clf_status read_intsets(loader *ld)
     return CLF_OK;
 }
 
+/* State slots: kinds, key types, names and bounds as classifyc checks
+ * them (vm/store.h), so that no slot can build a key that does not fit. */
+static clf_status read_slots(loader *ld)
+{
+    clf_program *p = ld->prog;
+    const section s = ld->sec[VM_SEC_STATE];
+    clf_status st = need(ld, VM_SEC_STATE, 8, 0, 0);
+    if (st) return st;
+    uint32_t n = vm_rd32(s.p);
+    if ((st = need(ld, VM_SEC_STATE, 8, n, 24))) return st;
+    p->slots = vm_calloc(&p->opts.alloc, n ? n : 1, sizeof *p->slots);
+    if (!p->slots) FAIL(ld, CLF_E_NOMEM, "out of memory");
+    p->nslots = n;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = s.p + 8 + (size_t)i * 24;
+        vm_slot *S = &p->slots[i];
+        S->kind = vm_rd32(e);
+        S->keytype = vm_rd32(e + 4);
+        S->name = vm_rd32(e + 8);
+        S->param = vm_rd32(e + 12);
+        S->amount = (int64_t)vm_rd64(e + 16);
+        uint32_t max = S->kind == CLF_STATE_COUNTER ? VM_STATE_WINDOW_MAX
+                       : S->kind == CLF_STATE_SCORE ? VM_STATE_HALF_LIFE_MAX : VM_STATE_TTL_MAX;
+        if (S->kind < CLF_STATE_COUNTER || S->kind > CLF_STATE_MARK || S->keytype < VM_KEY_IP ||
+            S->keytype > VM_KEY_STR)
+            FAIL(ld, CLF_E_FORMAT, "state slot %u has an unknown kind or key type", i);
+        if (S->param < 1 || S->param > max || S->amount < 0 || S->amount > VM_STATE_AMOUNT_MAX)
+            FAIL(ld, CLF_E_FORMAT, "state slot %u has a period or amount out of bounds", i);
+        if (S->name >= p->nconsts || p->consts[S->name].kind != VM_K_STR ||
+            p->consts[S->name].len < 1 || p->consts[S->name].len > VM_STATE_NAME_MAX)
+            FAIL(ld, CLF_E_FORMAT, "state slot %u has no valid name", i);
+        for (uint32_t k = 0; k < p->consts[S->name].len; k++) {
+            char c = p->consts[S->name].str[k];
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+                FAIL(ld, CLF_E_FORMAT, "state slot %u has no valid name", i);
+        }
+    }
+    return CLF_OK;
+}
+
 /* Captures: each regex is compiled with PCRE2 here, once. */
 static clf_status read_captures(loader *ld)
 {
@@ -605,6 +646,7 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
     ld.prog->opts = *o;
     if (!(st = copy_trusted(&ld, o)) && !(st = read_consts(&ld)) &&
         !(st = read_funcs(&ld)) && !(st = read_tables(&ld)) && !(st = read_ipsets(&ld)) && !(st = read_intsets(&ld)) &&
+        !(st = read_slots(&ld)) &&
         !(st = read_captures(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
         !(st = copy_keys(&ld, o)) &&
         !(st = read_databases(&ld)) && !(st = read_rewrites(&ld))) {
@@ -649,6 +691,7 @@ void vm_program_free(clf_program *p)
     vm_free(&a, p->capts);
     vm_free(&a, p->ipsets);
     vm_free(&a, p->intsets);
+    vm_free(&a, p->slots);
     vm_free(&a, p->ints);
     vm_free(&a, p->ranges);
     vm_free(&a, p->trusted);

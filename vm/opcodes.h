@@ -30,7 +30,9 @@ typedef enum vm_operand {
     VM_OPND_IMM,                        /* signed immediate (Bx) */
     VM_OPND_FLD, VM_OPND_HDR, VM_OPND_SUBJ, VM_OPND_TEST,
     VM_OPND_FUNC, VM_OPND_ARGS, VM_OPND_IPSET, VM_OPND_INTSET, VM_OPND_CAPT,
-    VM_OPND_JMP                         /* forward offset (Bx) */
+    VM_OPND_JMP,                        /* forward offset (Bx) */
+    VM_OPND_SLOT,                       /* state slot index */
+    VM_OPND_RKEY                        /* register read, of slot B's key type */
 } vm_operand;
 
 /* Register types, as stored per register in the rules file. An ip is

@@ -117,6 +117,16 @@ typedef struct vm_intset {
     uint32_t first, count;
 } vm_intset;
 
+/* A state slot (docs/state.md): what one count(), score_add(), mark()...
+ * of the rules names: the entry kind (clf_state_kind), the key's type
+ * (VM_KEY_*, vm/store.h), the name (a string constant), the window,
+ * half-life or time to live in seconds, and what score_add adds (0 for
+ * the others). The state opcodes take a slot as operand B. */
+typedef struct vm_slot {
+    uint32_t kind, keytype, name, param;
+    int64_t amount;
+} vm_slot;
+
 typedef struct vm_capture vm_capture; /* vm/capture.h */
 
 /* A capture: regex `expr` (with `flags`), proven by test `test` of
@@ -207,6 +217,8 @@ struct clf_program {
     uint32_t maxgroups;  /* most capture groups of any capture regex */
     vm_rewrite *rewrites;
     uint32_t nrewrites;
+    vm_slot *slots;     /* state slots (VM_SEC_STATE) */
+    uint32_t nslots;
     /* Set by the verifier: registers of the deepest call chain from any
      * function (the context's register stack), and that chain's length. */
     uint32_t stack_regs;

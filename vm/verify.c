@@ -32,6 +32,7 @@
 
 #include "bitset.h"
 #include "program.h"
+#include "store.h"
 
 typedef struct verifier {
     const clf_program *p;
@@ -68,6 +69,10 @@ static clf_status check_operand(verifier *v, int which, vm_operand k,
     vm_type t = vm_operand_regtype(k);
     if (k == VM_OPND_WANY) t = (vm_type)p->funcs[in->b].ret; /* B was checked first */
     if (k == VM_OPND_RANY) t = (vm_type)v->f->ret;
+    if (k == VM_OPND_RKEY) { /* the slot, operand B, was checked first */
+        uint32_t kt = p->slots[in->b].keytype;
+        t = kt == VM_KEY_IP ? VM_T_IP : kt == VM_KEY_INT ? VM_T_INT : VM_T_STR;
+    }
     if (t || k == VM_OPND_WANY || k == VM_OPND_RANY) {
         if (val >= v->f->nregs)
             VFAIL(v, "register operand %c = %u is out of range (%u registers)",
@@ -130,6 +135,20 @@ static clf_status check_operand(verifier *v, int which, vm_operand k,
         if (val >= p->nintsets)
             VFAIL(v, "int set %u is out of range (%u sets)", val, p->nintsets);
         break;
+    case VM_OPND_SLOT: {
+        if (val >= p->nslots) VFAIL(v, "state slot %u is out of range (%u slots)", val, p->nslots);
+        /* Each state opcode works on one kind of entry, and only
+         * score_add adds (an amount the loader bounded). */
+        vm_opcode op = (vm_opcode)in->op;
+        uint32_t want = op == OP_STCOUNT || op == OP_STCOUNTED ? CLF_STATE_COUNTER
+                        : op == OP_STSCADD || op == OP_STSCORE ? CLF_STATE_SCORE
+                                                               : CLF_STATE_MARK;
+        if (p->slots[val].kind != want)
+            VFAIL(v, "state slot %u is of the wrong kind for this opcode", val);
+        if ((op == OP_STSCADD) != (p->slots[val].amount > 0))
+            VFAIL(v, "state slot %u: only score_add has an amount, and it has one", val);
+        break;
+    }
     case VM_OPND_CAPT:
         if (val >= p->ncapts) VFAIL(v, "capture %u is out of range (%u captures)", val, p->ncapts);
         break;
