@@ -139,8 +139,11 @@ static void reload(mainloop *m, const char *why)
 
     if (atomic_load(&srv->stopping))
         return;
+    clf_store *store = atomic_load(&srv->g.store);
     srv_rules *r = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, cfg->ipdb_paths,
-                                  cfg->keys_path, srv->nworkers, &m->seen, err, sizeof err);
+                                  cfg->keys_path, srv->nworkers, &m->seen, &store,
+                                  cfg->state_bytes, err, sizeof err);
+    atomic_store(&srv->g.store, store); /* made by this load, or kept */
     if (r == NULL) {
         atomic_fetch_add(&srv->g.reloads_failed, 1);
         srv_log_error("reload (%s) refused: %s: %s; still serving rules generation %llu",
@@ -351,8 +354,11 @@ static int run(srv_server *srv, srv_config *cfg)
     srv->nworkers = cfg->threads ? cfg->threads : default_threads();
     if (load_reject_body(srv, cfg) != 0)
         return EXIT_USAGE;
+    clf_store *store = NULL;
     srv_rules *first = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, cfg->ipdb_paths,
-                                      cfg->keys_path, srv->nworkers, &m.seen, err, sizeof err);
+                                      cfg->keys_path, srv->nworkers, &m.seen, &store,
+                                      cfg->state_bytes, err, sizeof err);
+    atomic_store(&srv->g.store, store);
     if (first == NULL) {
         srv_log_error("%s: %s", cfg->rules_path, err);
         return EXIT_USAGE;
@@ -434,6 +440,7 @@ out:
         srv_rules_holder_destroy(&srv->rules);
     srv_rdns_cache_free(srv->g.rdns_cache);
     srv->g.rdns_cache = NULL;
+    clf_store_free(atomic_exchange(&srv->g.store, NULL)); /* after every context */
     if (status == EXIT_OK && !cfg->check_only)
         srv_log_info("stopped");
     return status;

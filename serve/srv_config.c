@@ -5,6 +5,7 @@
  */
 #include "classify.h"
 #include "srv_config.h"
+#include "size_arg.h"
 #include "usage_error.h"
 
 #include <errno.h>
@@ -48,7 +49,12 @@ const char *const srv_usage_text[] = {
     "  --threads N              worker threads, each with its own context\n"
     "                           (default: one per CPU)\n"
     "  --on-error accept|reject verdict when classification fails (default\n"
-    "                           accept)\n",
+    "                           accept)\n"
+    "  --state-bytes N          memory of the store behind the rules' count(),\n"
+    "                           score() and mark(), shared by every thread and\n"
+    "                           kept across reloads (K, M, G; at least 64K; 0:\n"
+    "                           none; default 64M, made only when rules use\n"
+    "                           state; docs/state.md)\n",
     "Reverse DNS (only for rules that read req.rdns or req.rdns_checked; a\n"
     "request never waits: until the answer is in, req.rdns_checked is false):\n"
     "  --rdns on|off            resolve the client address, forward-confirmed\n"
@@ -135,7 +141,8 @@ typedef enum opt_kind {
     K_ON_ERROR,
     K_OFF,     /* int field: 1 for "off", 0 for "on" */
     K_CONFIG,
-    K_FLAG
+    K_FLAG,
+    K_BYTES    /* uint64_t bytes, with K/M/G (cm_parse_bytes): 0, or within [min, max] */
 } opt_kind;
 
 typedef struct opt_def {
@@ -178,6 +185,7 @@ static const opt_def opts[] = {
     {"rdns-min-ttl", K_SECONDS, F(rdns_min_ttl_ms), 0, 86400000, 0},
     {"rdns-max-ttl", K_SECONDS, F(rdns_max_ttl_ms), 1000, 604800000, 0},
     {"rdns-timeout", K_SECONDS, F(rdns_timeout_ms), 100, 30000, 0},
+    {"state-bytes", K_BYTES, F(state_bytes), CLF_STORE_MIN_BYTES, 1ULL << 40, 0},
     {"config", K_CONFIG, 0, 0, 0, 0},
     {"check", K_FLAG, F(check_only), 0, 0, 0},
 };
@@ -301,6 +309,16 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
         else
             *(size_t *)(void *)(base + o->offset) = (size_t)n;
         return 0;
+    case K_BYTES: {
+        uint64_t v;
+        if (cm_parse_bytes(val, &v) != 0 || (v != 0 && (v < o->min || v > o->max))) {
+            cli_usage_error(PROG, "%s: '%s' is not 0 or a size from %lluK to %lluG (K, M, G)",
+                            where, val, o->min >> 10, o->max >> 30);
+            return -1;
+        }
+        *(uint64_t *)(void *)(base + o->offset) = v;
+        return 0;
+    }
     case K_SECONDS:
         if (parse_seconds(val, &n) != 0 || n < o->min || n > o->max) {
             cli_usage_error(PROG, "%s: '%s' is not a number of seconds from %g to %g", where,
@@ -450,6 +468,7 @@ static void set_defaults(srv_config *cfg)
     cfg->rdns_min_ttl_ms = 60000;
     cfg->rdns_max_ttl_ms = 3600000;
     cfg->rdns_timeout_ms = 2000;
+    cfg->state_bytes = CLF_DEFAULT_STORE_BYTES;
 }
 
 srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)

@@ -76,6 +76,7 @@ typedef struct srv_config {
     uint64_t rdns_max_ttl_ms;
     uint64_t rdns_timeout_ms; /* per query and try */
     int check_only;             /* --check: load everything, then exit */
+    uint64_t state_bytes;       /* --state-bytes: the state store's memory (0: none) */
 } srv_config;
 
 typedef enum srv_args_result {
