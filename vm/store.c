@@ -663,7 +663,7 @@ clf_status vm_store_peek(clf_store *s, const char *key, size_t keylen, int64_t n
         st_entry c = *e;
         int64_t now = advance(&c, now_ms);
         if (kind == CLF_STATE_COUNTER) *out = counter_estimate(&c, now);
-        else if (kind == CLF_STATE_SCORE) *out = (int64_t)floor(c.u.s.v + c.u.s.r + 1e-9);
+        else if (kind == CLF_STATE_SCORE) *out = (int64_t)floor(c.u.s.v + c.u.s.r + 0.5);
         else *out = (c.u.m.exp > c.u.m.rexp ? c.u.m.exp : c.u.m.rexp) > now;
     }
     unlock_bucket(s, sl.bucket);

@@ -814,7 +814,8 @@ typedef struct clf_state_remote {
 CLF_API clf_status clf_store_merge(clf_store *store, const clf_state_remote *remote);
 
 /* Reads one entry of a built-in store at `now_ms` without changing it:
- * the counter's estimate, the score's floor, or 1/0 for a mark, local and
+ * the counter's estimate, the score rounded to the nearest integer (as
+ * the rules read it), or 1/0 for a mark, local and
  * remote parts together, in *out (0 when absent). For tests and tools.
  * Returns CLF_OK, CLF_E_INVALID. */
 CLF_API clf_status clf_store_peek(clf_store *store, const char *key, size_t keylen,
