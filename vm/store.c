@@ -124,8 +124,13 @@ static uint64_t siphash(uint64_t k0, uint64_t k1, const uint8_t *m, size_t n)
     uint64_t v2 = k0 ^ UINT64_C(0x6c7967656e657261), v3 = k1 ^ UINT64_C(0x7465646279746573);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        uint64_t w = 0;
+        uint64_t w;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(&w, m + i, 8); /* SipHash reads words little-endian */
+#else
+        w = 0;
         for (int k = 7; k >= 0; k--) w = (w << 8) | m[i + (size_t)k];
+#endif
         v3 ^= w;
         SIPROUND;
         SIPROUND;
@@ -152,6 +157,19 @@ static size_t put(char *buf, size_t at, const void *p, size_t n)
     return at + n;
 }
 
+/* Decimal digits of v (a request's hot path: no snprintf), into d
+ * (21 bytes); returns the length. */
+static size_t decimal(char *d, uint64_t v, int neg)
+{
+    char t[24];
+    size_t n = 0, k = 0;
+    do t[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    if (neg) d[k++] = '-';
+    while (n) d[k++] = t[--n];
+    return k;
+}
+
 size_t vm_state_key(char *buf, int kind, uint32_t param, const char *name, size_t namelen,
                     int keytype, const char *p, size_t n, int64_t i)
 {
@@ -167,7 +185,7 @@ size_t vm_state_key(char *buf, int kind, uint32_t param, const char *name, size_
         break;
     case VM_KEY_INT:
         type = "int";
-        vn = (size_t)snprintf(val, sizeof val, "%lld", (long long)i);
+        vn = decimal(val, i < 0 ? 0 - (uint64_t)i : (uint64_t)i, i < 0);
         break;
     default:
         if (n <= VM_STATE_STR_KEY_MAX) {
@@ -181,8 +199,11 @@ size_t vm_state_key(char *buf, int kind, uint32_t param, const char *name, size_
                                   (unsigned long long)h.low64);
         }
     }
-    int hn = snprintf(head, sizeof head, "%c:%u:", kinds[kind & 3], (unsigned)param);
-    size_t at = put(buf, 0, head, (size_t)hn);
+    head[0] = kinds[kind & 3];
+    head[1] = ':';
+    size_t hn = 2 + decimal(head + 2, param, 0);
+    head[hn++] = ':';
+    size_t at = put(buf, 0, head, hn);
     at = put(buf, at, name, namelen);
     at = put(buf, at, ":", 1);
     at = put(buf, at, type, strlen(type));

@@ -13,7 +13,8 @@
  *     after a flood of 10,000,000 distinct addresses through the rate
  *     rules, with the store's figures.
  *
- *   build/bench/state/state-bench [FLOOD]
+ *   build/bench/state/state-bench [FLOOD]     all three, FLOOD addresses (10,000,000)
+ *   build/bench/state/state-bench policy      2 only (for a profiler)
  */
 #define _DEFAULT_SOURCE
 #include <pthread.h>
@@ -230,7 +231,7 @@ static void flood(long n)
                                  (i >> 9) & 255, (i >> 1) & 255)
                       : snprintf(peer, sizeof peer, "2001:db8:%lx:%lx::1", (i >> 17) & 0xffff,
                                  (i >> 1) & 0xffff);
-        one_request(ctx, peer, (size_t)k, "/page", 1700000000000 + i / 100);
+        one_request(ctx, peer, (size_t)k, "/page", 1700000000000 + i / 1000); /* 10 s */
     }
     double secs = (now_ns() - t0) / 1e9, csecs = (cpu_ns() - c0) / 1e9;
     long after = rss_kib();
@@ -256,6 +257,10 @@ static void flood(long n)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "policy") == 0) {
+        policy();
+        return 0;
+    }
     long n = argc > 1 ? atol(argv[1]) : 10000000;
     store_ops();
     policy();
