@@ -35,14 +35,14 @@ B=${FUZZ_BUILD_DIR:-build-fuzz}
 FUZZ_MESON_OPTS="-Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fno-sanitize-recover=undefined"
 
 usage() {
-    echo "usage: fuzz/run.sh source|rules|request|serve|rdns|rewrite|rwload|sig|logline [SECONDS] [LIBFUZZER_OPTION...]" >&2
+    echo "usage: fuzz/run.sh source|rules|request|serve|rdns|rewrite|rwload|sig|logline|state [SECONDS] [LIBFUZZER_OPTION...]" >&2
     exit 2
 }
 
 [ $# -ge 1 ] || usage
 t=${1#fuzz_}
 shift
-case "$t" in source|rules|request|serve|rdns|rewrite|rwload|sig|logline) ;; *) usage ;; esac
+case "$t" in source|rules|request|serve|rdns|rewrite|rwload|sig|logline|state) ;; *) usage ;; esac
 seconds=60
 if [ $# -ge 1 ]; then
     case "$1" in

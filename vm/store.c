@@ -468,11 +468,21 @@ static clf_status b_mark(clf_store *s, const char *key, size_t keylen, uint32_t 
     return CLF_OK;
 }
 
+/* The key says the kind and period the call gives: an entry's kind and
+ * period are its key's, whoever calls (the sync layer parses them back). */
+static int key_fits(const char *key, size_t keylen, int kind, uint32_t param)
+{
+    int k;
+    uint32_t p;
+    return vm_state_key_parse(key, keylen, &k, &p) && k == kind && p == param;
+}
+
 clf_status vm_store_count(clf_store *s, const char *key, size_t keylen, uint32_t window_s,
                           uint32_t n, int64_t now_ms, int64_t *out)
 {
     *out = 0;
     if (!s) return CLF_E_STATE;
+    if (s->builtin && !key_fits(key, keylen, CLF_STATE_COUNTER, window_s)) return CLF_E_INVALID;
     if (!s->builtin) return s->ops.count(s->self, key, keylen, window_s, n, now_ms, out);
     return b_count(s, key, keylen, window_s, n, now_ms, out);
 }
@@ -482,6 +492,7 @@ clf_status vm_store_score(clf_store *s, const char *key, size_t keylen, uint32_t
 {
     *out = 0;
     if (!s) return CLF_E_STATE;
+    if (s->builtin && !key_fits(key, keylen, CLF_STATE_SCORE, half_life_s)) return CLF_E_INVALID;
     if (!s->builtin) return s->ops.score(s->self, key, keylen, half_life_s, add, now_ms, out);
     return b_score(s, key, keylen, half_life_s, add, now_ms, out);
 }
@@ -491,6 +502,7 @@ clf_status vm_store_mark(clf_store *s, const char *key, size_t keylen, uint32_t 
 {
     *out = 0;
     if (!s) return CLF_E_STATE;
+    if (s->builtin && !key_fits(key, keylen, CLF_STATE_MARK, ttl_s)) return CLF_E_INVALID;
     if (!s->builtin) return s->ops.mark(s->self, key, keylen, ttl_s, set, now_ms, out);
     return b_mark(s, key, keylen, ttl_s, set, now_ms, out);
 }
