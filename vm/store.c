@@ -283,6 +283,8 @@ static int64_t advance(st_entry *e, int64_t now)
 static int64_t counter_estimate(const st_entry *e, int64_t now)
 {
     int64_t W = wms(e), el = now - e->u.c.win * W;
+    if (el < 0) el = 0; /* never: the entry's time is at least its window's start */
+    if (el > W) el = W;
     double prev = (double)e->u.c.prev + (double)e->u.c.rprev;
     double est = (double)e->u.c.cur + (double)e->u.c.rcur + floor(prev * (double)(W - el) / (double)W);
     return (int64_t)est;
@@ -692,6 +694,7 @@ clf_status vm_store_merge(clf_store *s, const clf_state_remote *r)
     }
     if (kind == CLF_STATE_COUNTER) {
         roll_to(e, window);
+        if (window * W > e->t_ms) e->t_ms = window * W; /* its time is its window's, at least */
         if (window == e->u.c.win) {
             e->u.c.rcur = remote_part(r->cur, e->u.c.cur, e->u.c.pcur);
             e->u.c.rprev = remote_part(r->prev, e->u.c.prev, e->u.c.pprev);
