@@ -111,8 +111,12 @@ static void start_linger(srv_spoa *c)
         return;
     enter(c, SPOA_LINGER);
     c->in_len = 0;
-    if (uv_shutdown(&c->sreq, &c->h.stream, on_shutdown) != 0)
+    if (uv_shutdown(&c->sreq, &c->h.stream, on_shutdown) != 0) {
         conn_close(c);
+        return;
+    }
+    /* reading was stopped while a write was pending: drain until EOF */
+    (void)uv_read_start(&c->h.stream, on_alloc, on_read);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -21,7 +21,8 @@ bots are rejected again once it is back (the times are printed).
 
 From a raw socket playing HAProxy (tests/serve/spop.py, written from
 SPOE.txt): the HELLO negotiation (version, max-frame-size, capabilities,
-health checks), ten NOTIFY frames sent before reading (pipelining) and
+health checks), ten NOTIFY frames sent before reading (pipelining),
+100,000 sent while the agent's ACKs are left unread (its writes back up), and
 two connections used at once (async), each ACK with its ids; req.hdrs as
 text; a NOTIFY without method; and bad input, each answered with
 AGENT-DISCONNECT and the protocol's status code, then closed: frames too
@@ -306,6 +307,30 @@ def raw_tests(t, s):
               (2, "reason", "ai-robots-txt" if i % 2 == 0 else "")]) for i in range(10)]
     t.eq(got, want, "spoa raw: ten pipelined NOTIFY frames: ten ACKs, in order, with their "
          "stream and frame ids and the verdicts")
+    # back-pressure: 100,000 NOTIFY frames sent while nothing is read for a
+    # second, on a connection with a small receive window: the ACKs (5.7
+    # MB) fill the socket, the agent's writes go through uv_write and its
+    # reading stops until they are out
+    bp = spop.Agent(P, rcvbuf=2048, timeout=30)
+    bp.handshake()
+    n = 100000
+    uas = [spop.hdrs_bin([("user-agent", BOT_UA)]), spop.hdrs_bin([("user-agent", BROWSER_UA)])]
+    data = b"".join(spop.notify(i + 1, 1, [("method", "GET"), ("path", "/bp"), ("headers", uas[i % 2])])
+                    for i in range(n))
+    sender = threading.Thread(target=bp.send, args=(data,))
+    sender.start()
+    time.sleep(1)
+    good = 0
+    for i in range(n):
+        f = bp.read_frame()
+        if f is None:
+            break
+        want = "reject" if i % 2 == 0 else "accept"
+        good += f[2] == i + 1 and spop.read_actions(f[4])[0][2] == want
+    sender.join()
+    bp.close()
+    t.eq(good, n, "spoa raw: %d NOTIFY frames (%d MB) sent while the ACKs are not read: every "
+         "ACK, in order, once read" % (n, len(data) >> 20))
     # async: two connections used at once, frames of one stream on both
     b = spop.Agent(P)
     b.handshake(max_frame=100000)

@@ -161,8 +161,14 @@ def read_actions(b):
 class Agent:
     """A raw connection to an SPOA listener, playing HAProxy."""
 
-    def __init__(self, port, timeout=5.0):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port, timeout=5.0, rcvbuf=None):
+        """rcvbuf: a small receive buffer (set before connecting, so that
+        the window is small too), for a test of the agent's back-pressure."""
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.settimeout(timeout)
+        self.sock.connect(("127.0.0.1", port))
         self.buf = b""
 
     def send(self, data):
