@@ -10,7 +10,8 @@ Through Debian's HAProxy (2.6), with the recipe of docs/classify-serve.md
 (tests/serve/recipes/haproxy-spoe.cfg and classify-spoe.conf, only the
 addresses replaced): a bot gets 403 and the reason, a browser the
 backend's page with the verdict header, the URI and the client address
-(the access log's uri and peer) are the request's, a request over
+(the access log's uri and peer) are the request's (and with req.hdrs,
+the text block, instead of req.hdrs_bin), a request over
 --max-headers (50 here) is rejected (classify-serve-431) and never reaches the
 backend; the rules reloaded 25 times while clients send requests, no
 request failed or got another verdict; the agent stopped and started
@@ -84,14 +85,18 @@ class Setup:
         return self.p
 
 
-def start_haproxy(tmp, setup, backend, fail_closed=False):
+def start_haproxy(tmp, setup, backend, fail_closed=False, text_headers=False):
     haproxy = shutil.which("haproxy") or ("/usr/sbin/haproxy" if os.path.exists("/usr/sbin/haproxy") else None)
     if haproxy is None:
         return None
     d = tempfile.mkdtemp(prefix="haproxy-spoe-", dir=tmp)
     port = free_port()
+    spoe = read_recipe(setup.root, "classify-spoe.conf")
+    if text_headers:  # the text block instead of the binary one
+        assert "headers=req.hdrs_bin" in spoe
+        spoe = spoe.replace("headers=req.hdrs_bin", "headers=req.hdrs")
     with open(os.path.join(d, "classify-spoe.conf"), "w") as f:
-        f.write(read_recipe(setup.root, "classify-spoe.conf"))
+        f.write(spoe)
     conf = substitute(read_recipe(setup.root, "haproxy-spoe.cfg"), {
         "/etc/haproxy/classify-spoe.conf": os.path.join(d, "classify-spoe.conf"),
         "bind :80": "bind 127.0.0.1:%d" % port,
@@ -154,6 +159,26 @@ def through_haproxy(t, s, port, backend):
          not seen_with(backend, mark),
          "haproxy spoe: a request over --max-headers is rejected (classify-serve-431), "
          "not let through", repr(r))
+
+
+def text_headers(t, s, tmp, backend):
+    """The SPOE message with headers=req.hdrs (HAProxy's text block)."""
+    p, port = start_haproxy(tmp, s, backend, text_headers=True)
+    try:
+        if not t.ok(wait_port(port, proc=p.p), "haproxy spoe (req.hdrs): starts", p.output()):
+            return
+        r = request(port, "/t", ua=BOT_UA)
+        t.eq((r.status, r.header("x-classify-reason")), (403, "ai-robots-txt"),
+             "haproxy spoe (req.hdrs): a bot is rejected")
+        mark = "text-headers-mark"
+        r = request(port, "/t?%s" % mark, ua=BROWSER_UA)
+        lines = log_lines(s.log, mark) if wait_for(lambda: log_lines(s.log, mark), 3) else []
+        t.ok(r.status == 200 and lines and lines[0]["user_agent"] == BROWSER_UA and
+             lines[0]["host"] == "127.0.0.1:%d" % port,
+             "haproxy spoe (req.hdrs): a browser is accepted, its headers read from the text block",
+             repr((r, lines)))
+    finally:
+        p.stop(timeout=10)
 
 
 def reload_under_load(t, s, port):
@@ -469,6 +494,7 @@ def main():
                 reload_under_load(t, s, port)
             hp.stop(timeout=10)
             hp = None
+            text_headers(t, s, tmp, backend)
             restart(t, s, tmp, backend)
         t.eq(s.p.stop(), 0, "classify-serve exits 0 on SIGTERM")
         s.p = None
