@@ -262,6 +262,7 @@ static void listener_error(const srv_listen_cfg *l, const char *err)
     srv_log_error("--%s %s%s%s: %s",
                   l->proto == SRV_PASS_THROUGH ? "listen"
                   : l->proto == SRV_FORWARD_AUTH ? "listen-auth"
+                  : l->proto == SRV_SPOA         ? "listen-spoa"
                                                  : "listen-admin",
                   l->auth ? l->auth->name : "", l->auth ? "=" : "", l->addr, err);
 }

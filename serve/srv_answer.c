@@ -304,39 +304,21 @@ void srv_answer_log(srv_conn *c, const srv_answer *a, uint64_t duration_us)
 {
     if (!srv_access_log_enabled())
         return;
-    srv_worker *w = c->w;
-    srv_jline *j = &w->log;
     view v;
-    size_t ual, xffl, hostl;
-    char ts[32];
-    struct timespec now;
-    struct tm tm;
-
+    srv_logreq r;
     build_view(c, &v);
-    clock_gettime(CLOCK_REALTIME, &now);
-    gmtime_r(&now.tv_sec, &tm);
-    size_t tsl = strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
-    tsl += (size_t)snprintf(ts + tsl, sizeof ts - tsl, ".%03ldZ", now.tv_nsec / 1000000);
-
-    const char *ua = find_header(c, "user-agent", 10, &ual);
-    const char *xff = find_header(c, "x-forwarded-for", 15, &xffl);
-    const char *host = find_header(c, "host", 4, &hostl);
-    srv_jline_begin(j);
-    srv_jline_str(j, "time", ts, tsl);
-    srv_jline_str(j, "listener", srv_proto_name(c->l->proto),
-                  strlen(srv_proto_name(c->l->proto)));
-    srv_jline_str(j, "peer", c->peer, c->peer_len);
-    srv_jline_str(j, "x_forwarded_for", xff, xffl);
-    srv_jline_str(j, "method", v.method, v.method_len);
-    srv_jline_str(j, "uri", v.target, v.target_len);
-    srv_jline_str(j, "host", host, hostl);
-    srv_jline_str(j, "user_agent", ua, ual);
-    srv_jline_num(j, "status", a->status);
-    if (a->verdict >= 0) {
-        srv_jline_str(j, "verdict", a->verdict ? "accept" : "reject", 6);
-        srv_jline_str(j, "reason", a->reason, a->reason_len);
-    }
-    srv_jline_num(j, "rules_generation", w->gen);
-    srv_jline_num(j, "duration_us", duration_us);
-    srv_jline_write(j);
+    memset(&r, 0, sizeof r);
+    r.listener = srv_proto_name(c->l->proto);
+    r.peer = c->peer, r.peer_len = c->peer_len;
+    r.xff = find_header(c, "x-forwarded-for", 15, &r.xff_len);
+    r.method = v.method, r.method_len = v.method_len;
+    r.uri = v.target, r.uri_len = v.target_len;
+    r.host = find_header(c, "host", 4, &r.host_len);
+    r.ua = find_header(c, "user-agent", 10, &r.ua_len);
+    r.status = (int)a->status;
+    r.verdict = a->verdict;
+    r.reason = a->reason, r.reason_len = a->reason_len;
+    r.generation = c->w->gen;
+    r.duration_us = duration_us;
+    srv_jline_request(&c->w->log, &r);
 }

@@ -22,7 +22,8 @@ const char *const srv_usage_text[] = {
     "A decision service for reverse proxies: classifies each request with a\n"
     "rules file compiled by classifyc and answers accept or reject.\n"
     "\n"
-    "Listeners (each repeatable; at least one of --listen, --listen-auth):\n"
+    "Listeners (each repeatable; at least one of --listen, --listen-auth,\n"
+    "--listen-spoa):\n"
     "  --listen ADDR            pass-through: the proxy forwards the request;\n"
     "                           accept = 421 with an empty body, reject =\n"
     "                           --reject-status with the reject body\n"
@@ -34,6 +35,11 @@ const char *const srv_usage_text[] = {
     "                           X-Forwarded-Method and X-Forwarded-Uri;\n"
     "                           accept = --auth-accept-status,\n"
     "                           reject = --auth-reject-status\n"
+    "  --listen-spoa ADDR       an agent for HAProxy's SPOE filter (SPOP 2.0):\n"
+    "                           reads the message arguments method, path,\n"
+    "                           query, headers (req.hdrs_bin) and src, and\n"
+    "                           sets txn.PREFIX.verdict (accept or reject)\n"
+    "                           and txn.PREFIX.reason\n"
     "  --listen-admin ADDR      GET /metrics (Prometheus) and GET /healthz\n"
     "  ADDR is HOST:PORT, [IPV6]:PORT or unix:PATH.\n"
     "\n"
@@ -76,7 +82,8 @@ const char *const srv_usage_text[] = {
     "  --auth-accept-status CODE  forward-auth accept (default 200)\n"
     "  --auth-reject-status CODE  forward-auth reject (default 403)\n"
     "Limits:\n"
-    "  --max-header-bytes N     request line + headers (default 32768; 431)\n"
+    "  --max-header-bytes N     request line + headers (default 32768; 431);\n"
+    "                           also the SPOA max-frame-size\n"
     "  --max-headers N          header lines (default 100; 431)\n"
     "  --max-connections N      open connections, all listeners (default 4096)\n"
     "  --request-timeout SEC    to receive a whole request (default 10; 408)\n"
@@ -122,6 +129,7 @@ const char *srv_proto_name(srv_proto p)
     case SRV_PASS_THROUGH: return "pass-through";
     case SRV_FORWARD_AUTH: return "forward-auth";
     case SRV_ADMIN: return "admin";
+    case SRV_SPOA: return "spoa";
     }
     return "?";
 }
@@ -159,6 +167,7 @@ static const opt_def opts[] = {
     {"listen", K_LISTEN, 0, 0, 0, SRV_PASS_THROUGH},
     {"listen-auth", K_LISTEN, 0, 0, 0, SRV_FORWARD_AUTH},
     {"listen-admin", K_LISTEN, 0, 0, 0, SRV_ADMIN},
+    {"listen-spoa", K_LISTEN, 0, 0, 0, SRV_SPOA},
     {"rules", K_STRING, F(rules_path), 0, 0, 0},
     {"trust-proxy", K_TRUST, 0, 0, 0, 0},
     {"ipdb", K_IPDB, 0, 0, 0, 0},
@@ -535,7 +544,7 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
     for (size_t i = 0; i < cfg->listen_count; i++)
         serving += cfg->listens[i].proto != SRV_ADMIN;
     if (serving == 0) { /* --check too: it says whether this would start */
-        cli_usage_error(PROG, "nothing to serve: give --listen or --listen-auth");
+        cli_usage_error(PROG, "nothing to serve: give --listen, --listen-auth or --listen-spoa");
         return SRV_ARGS_BAD;
     }
     if (cfg->rdns_min_ttl_ms > cfg->rdns_max_ttl_ms) {

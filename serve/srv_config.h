@@ -12,7 +12,8 @@
 typedef enum srv_proto {
     SRV_PASS_THROUGH = 0, /* the proxy forwards the request: 421 = accept */
     SRV_FORWARD_AUTH = 1, /* the proxy asks about a request: 200 = accept */
-    SRV_ADMIN = 2         /* /metrics and /healthz only */
+    SRV_ADMIN = 2,        /* /metrics and /healthz only */
+    SRV_SPOA = 3          /* HAProxy's SPOE filter: SPOP, not HTTP (srv_spoa.h) */
 } srv_proto;
 
 const char *srv_proto_name(srv_proto p);
@@ -59,7 +60,7 @@ typedef struct srv_config {
     unsigned auth_reject_status; /* forward-auth (default 403) */
     srv_on_error on_error;
 
-    size_t max_header_bytes;  /* request line + header section */
+    size_t max_header_bytes;  /* request line + header section; an SPOA frame */
     unsigned max_headers;
     unsigned max_connections; /* all listeners, all threads */
     uint64_t request_timeout_ms;

@@ -442,6 +442,47 @@ static void peer_text(srv_conn *c)
     c->peer_len = strlen(c->peer);
 }
 
+void srv_conn_drop(srv_lhandle *lh)
+{
+    /* Accepted into a bare handle and closed, or libuv would stop
+     * watching this listener. */
+    srv_worker *w = lh->w;
+    uv_tcp_t *t = malloc(sizeof(uv_pipe_t) > sizeof(uv_tcp_t) ? sizeof(uv_pipe_t) : sizeof(uv_tcp_t));
+    if (t == NULL)
+        return;
+    if (lh->l->is_unix)
+        uv_pipe_init(&w->loop, (uv_pipe_t *)t, 0);
+    else
+        uv_tcp_init(&w->loop, t);
+    uv_accept(&lh->h.stream, (uv_stream_t *)t);
+    uv_close((uv_handle_t *)t, on_reject_closed);
+    srv_log_error("out of memory: a connection was dropped");
+}
+
+int srv_conn_admit(srv_lhandle *lh, uv_handle_t *h, uv_timer_t *timer, void *owner)
+{
+    srv_worker *w = lh->w;
+    srv_server *srv = w->srv;
+    if (lh->l->is_unix)
+        uv_pipe_init(&w->loop, (uv_pipe_t *)h, 0);
+    else
+        uv_tcp_init(&w->loop, (uv_tcp_t *)h);
+    uv_timer_init(&w->loop, timer);
+    h->data = owner;
+    timer->data = owner;
+    long open = atomic_fetch_add(&srv->g.conns_open, 1) + 1;
+    if (uv_accept(&lh->h.stream, (uv_stream_t *)h) != 0)
+        return -1;
+    srv_count(&w->metrics.conns_accepted, 1);
+    if (open > (long)srv->cfg->max_connections || w->stopping) {
+        srv_count(&w->metrics.conns_refused, 1);
+        return -1;
+    }
+    if (!lh->l->is_unix)
+        uv_tcp_nodelay((uv_tcp_t *)h, 1);
+    return 0;
+}
+
 void srv_conn_accept(srv_lhandle *lh)
 {
     srv_worker *w = lh->w;
@@ -450,44 +491,18 @@ void srv_conn_accept(srv_lhandle *lh)
 
     srv_conn *c = calloc(1, sizeof *c);
     if (c == NULL) {
-        /* Out of memory: accept into a bare handle and drop it, or
-         * libuv would stop watching this listener. */
-        uv_tcp_t *t = malloc(sizeof(uv_pipe_t) > sizeof(uv_tcp_t) ? sizeof(uv_pipe_t) : sizeof(uv_tcp_t));
-        if (t == NULL)
-            return;
-        if (lh->l->is_unix)
-            uv_pipe_init(&w->loop, (uv_pipe_t *)t, 0);
-        else
-            uv_tcp_init(&w->loop, t);
-        uv_accept(&lh->h.stream, (uv_stream_t *)t);
-        uv_close((uv_handle_t *)t, on_reject_closed);
-        srv_log_error("out of memory: a connection was dropped");
+        srv_conn_drop(lh);
         return;
     }
     c->w = w;
     c->l = lh->l;
-    if (lh->l->is_unix)
-        uv_pipe_init(&w->loop, &c->h.pipe, 0);
-    else
-        uv_tcp_init(&w->loop, &c->h.tcp);
-    uv_timer_init(&w->loop, &c->timer);
-    c->h.handle.data = c;
-    c->timer.data = c;
     c->open_handles = 2;
     c->state = SRV_IDLE;
     c->next = w->conns;
     if (w->conns)
         w->conns->prev = c;
     w->conns = c;
-    long open = atomic_fetch_add(&srv->g.conns_open, 1) + 1;
-
-    if (uv_accept(&lh->h.stream, &c->h.stream) != 0) {
-        conn_close(c);
-        return;
-    }
-    srv_count(&w->metrics.conns_accepted, 1);
-    if (open > (long)srv->cfg->max_connections || w->stopping) {
-        srv_count(&w->metrics.conns_refused, 1);
+    if (srv_conn_admit(lh, &c->h.handle, &c->timer, c) != 0) {
         conn_close(c);
         return;
     }
@@ -497,8 +512,6 @@ void srv_conn_accept(srv_lhandle *lh)
     }
     llhttp_init(&c->parser, HTTP_REQUEST, &settings);
     c->parser.data = &c->req;
-    if (!lh->l->is_unix)
-        uv_tcp_nodelay(&c->h.tcp, 1);
     peer_text(c);
     enter(c, SRV_IDLE);
     arm(c);

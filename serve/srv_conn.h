@@ -27,12 +27,7 @@ enum srv_conn_state {
 };
 
 typedef struct srv_conn {
-    union {
-        uv_tcp_t tcp;
-        uv_pipe_t pipe;
-        uv_handle_t handle;
-        uv_stream_t stream;
-    } h;
+    srv_stream h;
     uv_timer_t timer;
     uv_write_t wreq;
     uv_shutdown_t sreq;
@@ -58,6 +53,14 @@ typedef struct srv_conn {
 
 /* A new connection on listener `lh` (its handle is ready to accept). */
 void srv_conn_accept(srv_lhandle *lh);
+/* Out of memory for a new connection on `lh`: accepts and closes it. */
+void srv_conn_drop(srv_lhandle *lh);
+/* What every connection does first: initialises its stream handle `h`
+ * (a TCP or pipe handle, by the listener's kind) and its `timer`, both
+ * with data `owner`, counts it open (the caller's close callback counts it
+ * closed), accepts it, and checks --max-connections and shutdown.
+ * Returns 0 to serve it, -1 when the caller must close both handles. */
+int srv_conn_admit(srv_lhandle *lh, uv_handle_t *h, uv_timer_t *timer, void *owner);
 
 /* Shutdown: close idle connections now, the others after their answer. */
 void srv_conn_stop_all(srv_worker *w);

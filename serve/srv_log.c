@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static void vlog(const char *level, const char *fmt, va_list ap)
@@ -215,4 +216,34 @@ void srv_jline_write(srv_jline *j)
             return; /* a full disk must not stop the service */
         off += (size_t)n;
     }
+}
+
+void srv_jline_request(srv_jline *j, const srv_logreq *r)
+{
+    char ts[32];
+    struct timespec now;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    size_t tsl = strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    tsl += (size_t)snprintf(ts + tsl, sizeof ts - tsl, ".%03ldZ", now.tv_nsec / 1000000);
+
+    srv_jline_begin(j);
+    srv_jline_str(j, "time", ts, tsl);
+    srv_jline_str(j, "listener", r->listener, strlen(r->listener));
+    srv_jline_str(j, "peer", r->peer, r->peer_len);
+    srv_jline_str(j, "x_forwarded_for", r->xff, r->xff_len);
+    srv_jline_str(j, "method", r->method, r->method_len);
+    srv_jline_str(j, "uri", r->uri, r->uri_len);
+    srv_jline_str(j, "host", r->host, r->host_len);
+    srv_jline_str(j, "user_agent", r->ua, r->ua_len);
+    if (r->status >= 0)
+        srv_jline_num(j, "status", (unsigned long long)r->status);
+    if (r->verdict >= 0) {
+        srv_jline_str(j, "verdict", r->verdict ? "accept" : "reject", 6);
+        srv_jline_str(j, "reason", r->reason, r->reason_len);
+    }
+    srv_jline_num(j, "rules_generation", r->generation);
+    srv_jline_num(j, "duration_us", r->duration_us);
+    srv_jline_write(j);
 }

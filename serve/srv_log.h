@@ -48,4 +48,21 @@ void srv_jline_num(srv_jline *j, const char *key, unsigned long long n);
 /* Ends the object and writes the line to the access log. */
 void srv_jline_write(srv_jline *j);
 
+/* One answered request's access-log line, the same fields for every
+ * listener (docs/classify-serve.md, "Access log"). Strings are slices;
+ * NULL ones are written as null. */
+typedef struct srv_logreq {
+    const char *listener;
+    const char *peer, *xff, *method, *uri, *host, *ua;
+    size_t peer_len, xff_len, method_len, uri_len, host_len, ua_len;
+    int status;  /* -1: none (an SPOA answer) */
+    int verdict; /* -1: none; 0 reject; 1 accept */
+    const char *reason;
+    size_t reason_len;
+    unsigned long long generation, duration_us;
+} srv_logreq;
+
+/* Writes r's line, stamped with the current time, through j. */
+void srv_jline_request(srv_jline *j, const srv_logreq *r);
+
 #endif /* CLI_SRV_LOG_H */

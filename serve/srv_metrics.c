@@ -301,6 +301,19 @@ int srv_metrics_render(srv_metrics *const *w, size_t nw, const srv_globals *g,
         sb_printf(&b, "classify_errors_total{kind=\"%s\"} %llu\n", err_labels[i],
                   (unsigned long long)SUM(errors[i]));
 
+    sb_printf(&b, "# HELP classify_spoa_disconnects_total AGENT-DISCONNECT frames sent on SPOA "
+                  "listeners, by SPOP status code (0: normal).\n"
+                  "# TYPE classify_spoa_disconnects_total counter\n");
+    for (unsigned i = 0; i <= SRV_SPOA_STATUSES; i++) {
+        uint64_t n = SUM(spoa_disconnects[i]);
+        if (i < SRV_SPOA_STATUSES)
+            sb_printf(&b, "classify_spoa_disconnects_total{status=\"%u\"} %llu\n", i,
+                      (unsigned long long)n);
+        else if (n > 0)
+            sb_printf(&b, "classify_spoa_disconnects_total{status=\"other\"} %llu\n",
+                      (unsigned long long)n);
+    }
+
     sb_printf(&b,
               "# HELP classify_connections_accepted_total Connections accepted.\n"
               "# TYPE classify_connections_accepted_total counter\n"

@@ -49,6 +49,10 @@ enum srv_rdns_result {
     SRV_RDNS_RESULTS
 };
 
+/* AGENT-DISCONNECT frames sent, by SPOP status code (0-13; the last
+ * slot counts any other). */
+#define SRV_SPOA_STATUSES 14
+
 typedef struct srv_metrics {
     pthread_mutex_t lock; /* slot insertion vs. a scrape */
     srv_reason_slot slots[SRV_REASON_SLOTS];
@@ -61,6 +65,7 @@ typedef struct srv_metrics {
     atomic_uint_least64_t conns_refused; /* over --max-connections */
     atomic_uint_least64_t conns_timed_out;
     atomic_uint_least64_t admin_requests;
+    atomic_uint_least64_t spoa_disconnects[SRV_SPOA_STATUSES + 1];
     atomic_uint_least64_t rdns_lookups; /* started */
     atomic_uint_least64_t rdns_hits;    /* a request answered from the cache */
     atomic_uint_least64_t rdns_skipped; /* a miss with SRV_RDNS_MAX_INFLIGHT in flight */

@@ -4,6 +4,7 @@
 #include "srv_worker.h"
 #include "srv_conn.h"
 #include "srv_rdns.h"
+#include "srv_spoa.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,10 @@ static void on_connection(uv_stream_t *server, int status)
         srv_log_warn("%s: accept: %s", lh->l->name, uv_strerror(status));
         return;
     }
-    srv_conn_accept(lh);
+    if (lh->l->proto == SRV_SPOA)
+        srv_spoa_accept(lh);
+    else
+        srv_conn_accept(lh);
 }
 
 clf_ctx *srv_worker_ctx(srv_worker *w)
@@ -49,6 +53,7 @@ static void on_stop_timer(uv_timer_t *t)
     srv_worker *w = t->data;
     srv_log_warn("worker %u: shutdown timeout: closing the connections left", w->id);
     srv_conn_close_all(w);
+    srv_spoa_close_all(w);
 }
 
 static void begin_stop(srv_worker *w)
@@ -59,6 +64,7 @@ static void begin_stop(srv_worker *w)
     uv_close((uv_handle_t *)&w->wake, NULL);
     srv_rdns_stop(w->rdns); /* its handles would keep the loop running */
     srv_conn_stop_all(w);
+    srv_spoa_stop_all(w);
     /* unref'd: the loop ends as soon as the last connection is gone */
     uv_timer_start(&w->stop_timer, on_stop_timer, w->srv->cfg->shutdown_timeout_ms, 0);
     uv_unref((uv_handle_t *)&w->stop_timer);
@@ -74,7 +80,7 @@ static void on_wake(uv_async_t *a)
 
 void srv_worker_conn_closed(srv_worker *w)
 {
-    if (w->stopping && w->conns == NULL)
+    if (w->stopping && w->conns == NULL && w->spoas == NULL)
         uv_timer_stop(&w->stop_timer);
 }
 
@@ -187,6 +193,8 @@ void srv_worker_destroy(srv_worker *w)
         return;
     if (w->conns != NULL)
         srv_conn_close_all(w);
+    if (w->spoas != NULL)
+        srv_spoa_close_all(w);
     srv_rdns_stop(w->rdns); /* a start that failed half way never stopped it */
     uv_walk(&w->loop, close_any, NULL);
     uv_run(&w->loop, UV_RUN_DEFAULT);

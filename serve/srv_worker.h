@@ -20,14 +20,18 @@
 
 struct srv_conn;
 struct srv_rdns;
+struct srv_spoa;
+
+/* A TCP or Unix-socket stream, by the listener's kind. */
+typedef union srv_stream {
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+    uv_handle_t handle;
+    uv_stream_t stream;
+} srv_stream;
 
 typedef struct srv_lhandle {
-    union {
-        uv_tcp_t tcp;
-        uv_pipe_t pipe;
-        uv_handle_t handle;
-        uv_stream_t stream;
-    } h;
+    srv_stream h;
     const srv_listener *l;
     struct srv_worker *w;
 } srv_lhandle;
@@ -46,7 +50,8 @@ typedef struct srv_worker {
     uint64_t gen;
     srv_metrics metrics;
     struct srv_rdns *rdns; /* NULL: --rdns off */
-    struct srv_conn *conns; /* every open connection, for shutdown */
+    struct srv_conn *conns; /* every open HTTP connection, for shutdown */
+    struct srv_spoa *spoas; /* every open SPOA connection */
     int stopping;
     char date[64];
     size_t date_len;
@@ -71,7 +76,7 @@ clf_ctx *srv_worker_ctx(srv_worker *w);
 /* The cached "Date: ...\r\n" line, refreshed once a second. */
 const char *srv_worker_date(srv_worker *w, size_t *len);
 
-/* Connection bookkeeping (srv_conn.c). */
+/* Connection bookkeeping (srv_conn.c, srv_spoa.c). */
 void srv_worker_conn_closed(srv_worker *w);
 
 #endif /* CLI_SRV_WORKER_H */

@@ -16,6 +16,12 @@ row alike; the table gives medians):
   caddy           Caddy `reverse_proxy` to the nginx backend, c50
   caddy-classify  Caddy with the issue's Caddyfile: classify-serve first,
                   the nginx backend on 421, c50
+  haproxy         HAProxy 2.6 proxying to the nginx backend, c50
+  haproxy-spoe    HAProxy with the SPOE recipe (tests/serve/recipes/
+                  haproxy-spoe.cfg): classify-serve --listen-spoa asked
+                  over SPOP, bots denied by HAProxy, c50
+  haproxy-lua     HAProxy with the Lua recipe (haproxy.cfg, classify.lua):
+                  classify-serve's forward-auth listener asked over HTTP, c50
 Requests rotate over 20 User-Agents, 10 AI crawlers (rejected
 "ai-robots-txt") and 10 browsers (accepted), checked before the runs.
 "Failed" counts wrk's socket errors plus, for classify-serve, answers
@@ -178,7 +184,8 @@ class Bench:
         with open(self.lua, "w") as f:
             f.write(LUA % ", ".join(lua_string(u) for u in uas))
         P = self.ports = {k: free_port() for k in
-                          ["nginx", "backend", "pass", "auth", "admin", "caddy", "caddy_cls"]}
+                          ["nginx", "backend", "pass", "auth", "admin", "caddy", "caddy_cls",
+                           "auth_haproxy", "spoa", "haproxy", "haproxy_spoe", "haproxy_lua"]}
         os.makedirs(os.path.join(t, "nginx", "logs"))
         with open(os.path.join(t, "nginx", "nginx.conf"), "w") as f:
             f.write("worker_processes %d;\ndaemon off;\nworker_rlimit_nofile 8192;\npid %s/nginx/nginx.pid;\n"
@@ -193,6 +200,8 @@ class Bench:
         self.serve = self.start([os.path.join(self.build, "serve", "classify-serve"), self.rules,
                                  "--listen", "127.0.0.1:%d" % P["pass"],
                                  "--listen-auth", "nginx=127.0.0.1:%d" % P["auth"],
+                                 "--listen-auth", "haproxy=127.0.0.1:%d" % P["auth_haproxy"],
+                                 "--listen-spoa", "127.0.0.1:%d" % P["spoa"],
                                  "--listen-admin", "127.0.0.1:%d" % P["admin"],
                                  "--threads", str(a.workers), "--watch-interval", "0.25"],
                                 "serve", P["admin"])
@@ -211,7 +220,46 @@ class Bench:
         self.caddy = self.start(["caddy", "run", "--config", os.path.join(cd, "Caddyfile"),
                                  "--adapter", "caddyfile"], "caddy", P["caddy"], env=env)
         wait_port(P["caddy_cls"])
+        self.start_haproxy()
         self.check_verdicts()
+
+    def start_haproxy(self):
+        """Three HAProxy processes, each with nbthread = --workers and no
+        request log (the SPOE recipe logs every request to stdout)."""
+        a, P, t = self.args, self.ports, self.tmp
+        hd = os.path.join(t, "haproxy")
+        os.makedirs(hd)
+        glob = "global\n    nbthread %d\n" % a.workers
+        plain = (glob + "defaults\n    mode http\n    timeout connect 5s\n    timeout client 30s\n"
+                 "    timeout server 30s\n\nfrontend web\n    bind 127.0.0.1:%d\n"
+                 "    default_backend app\n\nbackend app\n    server app1 127.0.0.1:%d\n"
+                 % (P["haproxy"], P["backend"]))
+        spoe_conf = os.path.join(hd, "classify-spoe.conf")
+        with open(spoe_conf, "w") as f:
+            f.write(read_recipe(ROOT, "classify-spoe.conf"))
+        spoe = glob + substitute(read_recipe(ROOT, "haproxy-spoe.cfg"), {
+            "    log stdout format raw local0\n": "",
+            "/etc/haproxy/classify-spoe.conf": spoe_conf,
+            "bind :80": "bind 127.0.0.1:%d" % P["haproxy_spoe"],
+            "backend:8080": "127.0.0.1:%d" % P["backend"],
+            "classify:42071": "127.0.0.1:%d" % P["spoa"]})
+        lua_file = os.path.join(hd, "classify.lua")
+        with open(lua_file, "w") as f:
+            f.write(read_recipe(ROOT, "classify.lua"))
+        lua = substitute(read_recipe(ROOT, "haproxy.cfg"), {
+            "global\n": glob,
+            "/etc/haproxy/classify.lua": lua_file,
+            "bind :80": "bind 127.0.0.1:%d" % P["haproxy_lua"],
+            "127.0.0.1:42070": "127.0.0.1:%d" % P["auth_haproxy"],
+            "backend:8080": "127.0.0.1:%d" % P["backend"]})
+        self.haproxy = []
+        for name, conf, port in [("haproxy", plain, P["haproxy"]),
+                                 ("haproxy-spoe", spoe, P["haproxy_spoe"]),
+                                 ("haproxy-lua", lua, P["haproxy_lua"])]:
+            path = os.path.join(hd, name + ".cfg")
+            with open(path, "w") as f:
+                f.write(conf)
+            self.haproxy.append(self.start(["haproxy", "-f", path, "-db"], name, port))
 
     def check_verdicts(self):
         P = self.ports
@@ -226,6 +274,16 @@ class Bench:
             r = request(P["caddy_cls"], "/", ua=ua)
             if r.status != 200 or r.body != b"backend page":
                 raise RuntimeError("Caddy did not serve the backend: %r" % r)
+            for k in ("haproxy_spoe", "haproxy_lua"):
+                r = request(P[k], "/", ua=ua)
+                if r.status != 200 or r.body != b"backend page" or \
+                        r.header("x-classify-verdict") != "accept":
+                    raise RuntimeError("%s did not serve the backend: %r" % (k, r))
+        for ua in BOTS:
+            for k in ("haproxy_spoe", "haproxy_lua"):
+                r = request(P[k], "/", ua=ua)
+                if (r.status, r.header("x-classify-reason")) != (403, "ai-robots-txt"):
+                    raise RuntimeError("%s did not reject a bot: %r" % (k, r))
 
     def rows(self):
         P = self.ports
@@ -233,6 +291,8 @@ class Bench:
         nginx = [self.nginx.pid]
         serve = [self.serve.pid]
         caddy = [self.caddy.pid, self.nginx.pid]
+        hp = [p.pid for p in self.haproxy]
+        haproxy = [hp[0], self.nginx.pid]
         return [
             ("nginx-200", u(P["nginx"]), 50, nginx, None),
             ("serve", u(P["pass"]), 50, serve, "serve"),
@@ -242,6 +302,9 @@ class Bench:
             ("serve-reload", u(P["pass"]), 50, serve, "reload"),
             ("caddy", u(P["caddy"]), 50, caddy, None),
             ("caddy-classify", u(P["caddy_cls"]), 50, caddy + serve, "serve"),
+            ("haproxy", u(P["haproxy"]), 50, haproxy, None),
+            ("haproxy-spoe", u(P["haproxy_spoe"]), 50, [hp[1], self.nginx.pid] + serve, "serve"),
+            ("haproxy-lua", u(P["haproxy_lua"]), 50, [hp[2], self.nginx.pid] + serve, "serve"),
         ]
 
     def reloader(self, stop, counter):
@@ -291,8 +354,9 @@ class Bench:
             r["failed"] += r["reload_failures"]
         if kind is None:
             r["failed"] += r["non2xx"]  # every answer there must be a 200
-        elif name.startswith("caddy"):
-            # bots get classify-serve's 403 through Caddy, browsers the
+        elif name.startswith("caddy") or name.startswith("haproxy"):
+            # bots get classify-serve's 403 through Caddy (HAProxy's own
+            # 403 from the verdict), browsers the
             # backend's 200: the non-2xx count is the reject count (give or
             # take the requests in flight when wrk stops)
             rejects = after.get('classify_requests_total{verdict="reject",reason="ai-robots-txt"}', 0) - \
@@ -320,7 +384,7 @@ def main():
                     help="nginx worker_processes = classify-serve --threads = Caddy GOMAXPROCS")
     ap.add_argument("--only", default="", help="comma-separated row names")
     args = ap.parse_args()
-    for tool in ["wrk", "nginx", "caddy"]:
+    for tool in ["wrk", "nginx", "caddy", "haproxy"]:
         if shutil.which(tool) is None:
             print("bench/serve: %s is not installed (./run.sh installs it)" % tool, file=sys.stderr)
             return 2
