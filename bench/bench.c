@@ -4,13 +4,14 @@
  * builds the table from the JSON lines it prints.
  *
  *   classify-bench REQUESTS --method clf|clf-eval --rules RULES.bin  MODE
- *   classify-bench REQUESTS --method pcre2 --peerdata PEERDATA.txt
+ *   classify-bench REQUESTS --method pcre2|pcre2-alt --peerdata PEERDATA.txt
  *                           --program ai_robots|default          MODE
  *   classify-bench REQUESTS --method hs-floor --rules RULES.bin
  *                           [--subject K]                        MODE
  *   classify-bench --stats RULES.bin [REQUESTS]
  *
- * MODE is --verdicts FILE | --time SECONDS [--threads N] (harness.h).
+ * MODE is --verdicts FILE | --time SECONDS [--threads N] | --stats
+ * (harness.h; --stats: the pcre2 methods' compile time and memory).
  *
  * clf       this project, as a server embeds it: per request
  *           clf_ctx_reset, clf_ctx_set_method/path/query,
@@ -20,6 +21,8 @@
  *           once: the interpreter without the hand-over.
  * pcre2     the hand-written C peer (peer_pcre2.c): the same checks as
  *           the stdlib package, one PCRE2-JIT regex per pattern, in a loop.
+ * pcre2-alt the same peer with one PCRE2-JIT alternation per field, each
+ *           alternative marked with (*MARK) to recover the reason.
  * hs-floor  the physical limit of a Hyperscan design: one hs_scan of each
  *           field the program inspects (its pattern subjects) with the
  *           program's own databases and nothing else: no request set-up,
@@ -353,12 +356,16 @@ static const char usage[] =
     "  clf-eval --rules RULES.bin     clf_eval alone, on the first request\n"
     "  pcre2 --peerdata FILE --program ai_robots|default\n"
     "                                 the C loop over PCRE2-JIT regexes\n"
+    "  pcre2-alt --peerdata FILE --program ai_robots|default\n"
+    "                                 PCRE2-JIT, one alternation per field\n"
     "  hs-floor --rules RULES.bin [--subject K]\n"
     "                                 one Hyperscan scan per inspected field\n"
     "                                 (K: that subject only)\n"
     "MODE:\n"
     "  --verdicts FILE                write each request's verdict and reason\n"
     "  --time SECONDS [--threads N]   time it; one JSON line on stdout\n"
+    "  --stats                        (pcre2, pcre2-alt) compile time and memory\n"
+    "                                 of the rules; one JSON line\n"
     "--stats prints one JSON line: load time, memory, subjects and, with\n"
     "REQUESTS, the allocations made classifying them (must be 0).\n";
 
@@ -397,6 +404,8 @@ int main(int argc, char **argv)
             subject = strtol(v, &end, 10);
             if (!*v || *end || errno || subject < 0)
                 die("--subject: want a subject index (0, 1, ...), not '%s'", v);
+        } else if (strcmp(argv[i], "--stats") == 0) {
+            rest[nrest++] = argv[i];
         } else if (strcmp(argv[i], "--verdicts") == 0 || strcmp(argv[i], "--time") == 0 ||
                    strcmp(argv[i], "--threads") == 0) {
             rest[nrest++] = argv[i];
@@ -408,7 +417,7 @@ int main(int argc, char **argv)
     int is_clf = strcmp(method, "clf") == 0 || strcmp(method, "clf-eval") == 0;
     int is_floor = strcmp(method, "hs-floor") == 0;
     if ((rules && !is_clf && !is_floor) || (subject >= 0 && !is_floor) ||
-        ((peerdata || program) && strcmp(method, "pcre2") != 0))
+        ((peerdata || program) && strncmp(method, "pcre2", 5) != 0))
         die("an option that --method %s does not take (classify-bench --help)", method);
     bh_workload w;
     bh_workload_load(argv[1], &w);
@@ -427,10 +436,13 @@ int main(int argc, char **argv)
             if (clf_classify(&cs, &w.req[0], &v) != 0) die("request 0 failed");
             m = (bh_method){"clf-eval", clf_eval_only, &cs, NULL, NULL};
         }
-    } else if (strcmp(method, "pcre2") == 0) {
-        if (!peerdata || !program) die("--method pcre2 needs --peerdata FILE --program NAME");
-        m = (bh_method){"pcre2", peer_pcre2_classify, peer_pcre2_new(peerdata, program),
-                        peer_pcre2_clone, pcre2_release};
+    } else if (strcmp(method, "pcre2") == 0 || strcmp(method, "pcre2-alt") == 0) {
+        if (!peerdata || !program) die("--method %s needs --peerdata FILE --program NAME", method);
+        int alt = strcmp(method, "pcre2-alt") == 0;
+        bh_compile_begin();
+        m = (bh_method){alt ? "pcre2-alt" : "pcre2", peer_pcre2_classify,
+                        peer_pcre2_new(peerdata, program, alt), peer_pcre2_clone, pcre2_release};
+        bh_compile_end();
     } else if (strcmp(method, "hs-floor") == 0) {
         if (!rules) die("--method hs-floor needs --rules RULES.bin");
         memset(&fs, 0, sizeof fs);
@@ -448,7 +460,7 @@ int main(int argc, char **argv)
                 die("hs_alloc_scratch failed");
         m = (bh_method){"hs-floor", floor_classify, &fs, floor_clone, floor_release};
     } else {
-        die("unknown method '%s' (clf, clf-eval, pcre2, hs-floor)", method);
+        die("unknown method '%s' (clf, clf-eval, pcre2, pcre2-alt, hs-floor)", method);
     }
     int rc = bh_main(&m, &w, nrest, rest, 0);
     /* Everything freed, so that a leak checker run (the test suite under
