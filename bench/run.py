@@ -121,6 +121,10 @@ class Methods:
             for t in (1, 2):
                 self.m["clf/%s/%d" % (prog, t)] = (
                     "libclassify", [bench, req, "--method", "clf", "--rules", rules[prog]], t)
+        for prog in ("default", "ai_robots", "constant"):
+            self.m["clf-batch/%s/1" % prog] = (
+                "libclassify, hand-over in one call (clf_ctx_set_request)",
+                [bench, req, "--method", "clf-batch", "--rules", rules[prog]], 1)
         self.m["clf-eval/constant/1"] = (
             "libclassify, clf_eval only",
             [bench, req, "--method", "clf-eval", "--rules", rules["constant"]], 1)
@@ -521,7 +525,7 @@ def build_report(agg, stats, checked, comp, how, a, hdrs, pstats):
     order = []
     for prog in ("default", "ai_robots", "constant"):
         keys = [k for k in agg if k.split("/")[1] == prog and not k.split("/")[0].endswith("-vs")]
-        keys.sort(key=lambda k: (["clf", "clf-eval", "floor", "floor-subject", "re2", "rust", "go",
+        keys.sort(key=lambda k: (["clf", "clf-batch", "clf-eval", "floor", "floor-subject", "re2", "rust", "go",
                                   "pcre2-alt", "pcre2", "luajit", "lua54"].index(k.split("/")[0]), k))
         order += keys
     for k in order:
@@ -603,6 +607,10 @@ def build_report(agg, stats, checked, comp, how, a, hdrs, pstats):
     target("constant filter <= 15 ns, with the request's hand-over", c["pass_median"] <= T_CONST_NS,
            "pass median %s ns: reset, 3 fields, %.1f headers on average, clf_eval"
            % (ns(c["pass_median"]), hdrs))
+    cb = agg.get("clf-batch/constant/1")
+    if cb:
+        target("constant filter <= 15 ns, with the hand-over in one call", cb["pass_median"] <= T_CONST_NS,
+               "pass median %s ns: clf_ctx_set_request, clf_eval" % ns(cb["pass_median"]))
     for prog in ("default", "ai_robots"):
         base = agg["clf/%s/1" % prog]["pass_median"]
         p = agg.get("pcre2/%s/1" % prog)
