@@ -8,9 +8,10 @@
 #                    --explain for one of them
 #   ./run.sh test    run the whole test suite; the last line reads
 #                    "N passed, N failed, N skipped"
-#   ./run.sh bench   the benchmark suite: libclassify against a PCRE2 loop,
-#                    Lua 5.4 and LuaJIT on the same checks, the Hyperscan
-#                    floor, compile and load time, memory, scaling plots
+#   ./run.sh bench   the benchmark suite: libclassify against RE2, Rust regex,
+#                    Go regexp, PCRE2 (a loop and alternations), Lua 5.4 and
+#                    LuaJIT on the same checks, the Hyperscan floor, compile
+#                    and load time, memory, scaling plots
 #                    (bench/README.md, docs/performance.md)
 #   ./run.sh bench redos
 #                    the linear-time benchmark on ReDoS attack strings
@@ -59,6 +60,11 @@ PROXY_PACKAGES="caddy nginx haproxy nginx-dev dnsmasq-base"
 # which bench/rewrite/run.py builds the Rust peer offline.
 REWRITE_PEER_PACKAGES="libnginx-mod-http-subs-filter cargo rustc librust-regex-dev
 librust-aho-corasick-dev"
+# The classification benchmark's peers in other languages (./run.sh bench):
+# RE2 and a C++ compiler for bench/peers/re2, Debian's Rust toolchain and
+# crates for bench/peers/rust, Debian's Go for bench/peers/go.
+CLASSIFY_PEER_PACKAGES="g++ libre2-dev cargo rustc librust-regex-dev librust-aho-corasick-dev
+golang-go"
 
 ensure_packages() {
     missing=""
@@ -141,6 +147,9 @@ case "${1:-}" in
     test) shift; test_suite "$@" ;;
     bench)
         PACKAGES="$PACKAGES $PROXY_PACKAGES wrk gnuplot-nox"
+        if [ -z "${2:-}" ] || [ "${2#-}" != "$2" ]; then
+            PACKAGES="$PACKAGES $CLASSIFY_PEER_PACKAGES"
+        fi
         if [ "${2:-}" = rewrite ]; then
             PACKAGES="$PACKAGES $REWRITE_PEER_PACKAGES"
         elif [ "${2:-}" = nginx ]; then
@@ -149,9 +158,10 @@ case "${1:-}" in
             PACKAGES="$PACKAGES libnginx-mod-http-subs-filter"
         fi
         build
-        # A build directory configured before the Lua packages were
-        # installed has no Lua peers: look for them again.
-        if [ ! -x "$BUILD_DIR/bench/lua/classify-bench-luajit" ]; then
+        # A build directory configured before the Lua or RE2 packages were
+        # installed has no Lua or RE2 peers: look for them again.
+        if [ ! -x "$BUILD_DIR/bench/lua/classify-bench-luajit" ] ||
+           { [ -f /usr/include/re2/set.h ] && [ ! -x "$BUILD_DIR/bench/peers/classify-bench-re2" ]; }; then
             meson setup --reconfigure "$BUILD_DIR" >&2
             ninja -C "$BUILD_DIR" >&2
         fi

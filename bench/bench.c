@@ -3,23 +3,28 @@
  * (bench/README.md). bench/run.py runs it once per method and round, and
  * builds the table from the JSON lines it prints.
  *
- *   classify-bench REQUESTS --method clf|clf-eval --rules RULES.bin  MODE
- *   classify-bench REQUESTS --method pcre2 --peerdata PEERDATA.txt
+ *   classify-bench REQUESTS --method clf|clf-batch|clf-eval --rules RULES.bin  MODE
+ *   classify-bench REQUESTS --method pcre2|pcre2-alt --peerdata PEERDATA.txt
  *                           --program ai_robots|default          MODE
  *   classify-bench REQUESTS --method hs-floor --rules RULES.bin
  *                           [--subject K]                        MODE
  *   classify-bench --stats RULES.bin [REQUESTS]
  *
- * MODE is --verdicts FILE | --time SECONDS [--threads N] (harness.h).
+ * MODE is --verdicts FILE | --time SECONDS [--threads N] | --stats
+ * (harness.h; --stats: the pcre2 methods' compile time and memory).
  *
  * clf       this project, as a server embeds it: per request
  *           clf_ctx_reset, clf_ctx_set_method/path/query,
  *           clf_ctx_add_header for every header, clf_eval. Linked against
  *           the shared library, as users link it.
+ * clf-batch the same, the hand-over in one call: clf_ctx_set_request with
+ *           the request's headers as an array of clf_header slices.
  * clf-eval  clf_eval alone, again and again on the first request, set up
  *           once: the interpreter without the hand-over.
  * pcre2     the hand-written C peer (peer_pcre2.c): the same checks as
  *           the stdlib package, one PCRE2-JIT regex per pattern, in a loop.
+ * pcre2-alt the same peer with one PCRE2-JIT alternation per field, each
+ *           alternative marked with (*MARK) to recover the reason.
  * hs-floor  the physical limit of a Hyperscan design: one hs_scan of each
  *           field the program inspects (its pattern subjects) with the
  *           program's own databases and nothing else: no request set-up,
@@ -108,7 +113,23 @@ static clf_program *load_rules(const char *path, int counted)
 typedef struct clf_state {
     clf_program *prog;
     clf_ctx *ctx;
+    /* clf-batch: every request's headers as clf_header slices, built
+     * before timing (as a server fills the array while parsing), at the
+     * indices of the workload's own header array, `base` */
+    const clf_header *ch;
+    const bh_header *base;
 } clf_state;
+
+/* clf_eval, its verdict into *out. 0, or -1 on an error. */
+static int eval_into(clf_ctx *ctx, bh_verdict *out)
+{
+    clf_verdict v;
+    if (clf_eval(ctx, &v) != CLF_OK) return -1;
+    out->reject = v.verdict == CLF_REJECT;
+    out->reason = v.reason;
+    out->rlen = v.reason ? v.reason_len : 0;
+    return 0;
+}
 
 static int clf_classify(void *s, const bh_request *r, bh_verdict *out)
 {
@@ -123,12 +144,19 @@ static int clf_classify(void *s, const bh_request *r, bh_verdict *out)
         if (clf_ctx_add_header(ctx, r->h[i].name, r->h[i].nlen, r->h[i].value, r->h[i].vlen) !=
             CLF_OK)
             return -1;
-    clf_verdict v;
-    if (clf_eval(ctx, &v) != CLF_OK) return -1;
-    out->reject = v.verdict == CLF_REJECT;
-    out->reason = v.reason;
-    out->rlen = v.reason ? v.reason_len : 0;
-    return 0;
+    return eval_into(ctx, out);
+}
+
+/* clf-batch: the same with the hand-over in one call,
+ * clf_ctx_set_request. */
+static int clf_batch_classify(void *s, const bh_request *r, bh_verdict *out)
+{
+    clf_state *st = s;
+    clf_ctx *ctx = st->ctx;
+    if (clf_ctx_set_request(ctx, r->method, r->mlen, r->path, r->plen, r->query, r->qlen,
+                            st->ch + (r->h - st->base), r->nh) != CLF_OK)
+        return -1;
+    return eval_into(ctx, out);
 }
 
 /* clf-eval: clf_eval alone, on the request set up once (the first of the
@@ -136,19 +164,14 @@ static int clf_classify(void *s, const bh_request *r, bh_verdict *out)
 static int clf_eval_only(void *s, const bh_request *r, bh_verdict *out)
 {
     (void)r;
-    clf_verdict v;
-    if (clf_eval(((clf_state *)s)->ctx, &v) != CLF_OK) return -1;
-    out->reject = v.verdict == CLF_REJECT;
-    out->reason = v.reason;
-    out->rlen = v.reason ? v.reason_len : 0;
-    return 0;
+    return eval_into(((clf_state *)s)->ctx, out);
 }
 
 static void *clf_clone(void *s)
 {
     clf_state *st = s, *n = malloc(sizeof *n);
     if (!n) return NULL;
-    n->prog = st->prog;
+    *n = *st;
     if (clf_ctx_new(st->prog, &n->ctx, NULL, 0) != CLF_OK) {
         free(n);
         return NULL;
@@ -305,7 +328,7 @@ static int stats(const char *rules, const char *requests)
     if (requests) {
         bh_workload w;
         bh_workload_load(requests, &w);
-        clf_state st = {prog, ctx};
+        clf_state st = {prog, ctx, NULL, NULL};
         bh_verdict v;
         size_t lc = lib_count.calls, hc = hs_count.calls;
         for (size_t i = 0; i < w.n; i++)
@@ -351,14 +374,19 @@ static const char usage[] =
     "METHOD and its options (bench/README.md):\n"
     "  clf --rules RULES.bin          libclassify: hand-over and clf_eval\n"
     "  clf-eval --rules RULES.bin     clf_eval alone, on the first request\n"
+    "  clf-batch --rules RULES.bin    libclassify: clf_ctx_set_request, clf_eval\n"
     "  pcre2 --peerdata FILE --program ai_robots|default\n"
     "                                 the C loop over PCRE2-JIT regexes\n"
+    "  pcre2-alt --peerdata FILE --program ai_robots|default\n"
+    "                                 PCRE2-JIT, one alternation per field\n"
     "  hs-floor --rules RULES.bin [--subject K]\n"
     "                                 one Hyperscan scan per inspected field\n"
     "                                 (K: that subject only)\n"
     "MODE:\n"
     "  --verdicts FILE                write each request's verdict and reason\n"
     "  --time SECONDS [--threads N]   time it; one JSON line on stdout\n"
+    "  --stats                        (pcre2, pcre2-alt) compile time and memory\n"
+    "                                 of the rules; one JSON line\n"
     "--stats prints one JSON line: load time, memory, subjects and, with\n"
     "REQUESTS, the allocations made classifying them (must be 0).\n";
 
@@ -397,6 +425,8 @@ int main(int argc, char **argv)
             subject = strtol(v, &end, 10);
             if (!*v || *end || errno || subject < 0)
                 die("--subject: want a subject index (0, 1, ...), not '%s'", v);
+        } else if (strcmp(argv[i], "--stats") == 0) {
+            rest[nrest++] = argv[i];
         } else if (strcmp(argv[i], "--verdicts") == 0 || strcmp(argv[i], "--time") == 0 ||
                    strcmp(argv[i], "--threads") == 0) {
             rest[nrest++] = argv[i];
@@ -405,32 +435,49 @@ int main(int argc, char **argv)
             die("unknown option '%s' (classify-bench --help)", argv[i]);
         }
     }
-    int is_clf = strcmp(method, "clf") == 0 || strcmp(method, "clf-eval") == 0;
+    int is_clf = strcmp(method, "clf") == 0 || strcmp(method, "clf-eval") == 0 ||
+                 strcmp(method, "clf-batch") == 0;
     int is_floor = strcmp(method, "hs-floor") == 0;
     if ((rules && !is_clf && !is_floor) || (subject >= 0 && !is_floor) ||
-        ((peerdata || program) && strcmp(method, "pcre2") != 0))
+        ((peerdata || program) && strncmp(method, "pcre2", 5) != 0))
         die("an option that --method %s does not take (classify-bench --help)", method);
     bh_workload w;
     bh_workload_load(argv[1], &w);
     bh_method m = {0};
     clf_state cs;
     floor_state fs;
-    if (strcmp(method, "clf") == 0 || strcmp(method, "clf-eval") == 0) {
+    clf_header *ch = NULL;
+    if (strcmp(method, "clf") == 0 || strcmp(method, "clf-eval") == 0 ||
+        strcmp(method, "clf-batch") == 0) {
         if (!rules) die("--method %s needs --rules RULES.bin", method);
+        memset(&cs, 0, sizeof cs);
         cs.prog = load_rules(rules, 0);
         char err[256];
         if (clf_ctx_new(cs.prog, &cs.ctx, err, sizeof err) != CLF_OK)
             die("clf_ctx_new: %s", err);
         m = (bh_method){"clf", clf_classify, &cs, clf_clone, clf_release};
+        if (strcmp(method, "clf-batch") == 0) {
+            size_t nh = 0;
+            for (size_t i = 0; i < w.n; i++) nh += w.req[i].nh;
+            ch = xcalloc(nh ? nh : 1, sizeof *ch);
+            for (size_t i = 0; i < nh; i++)
+                ch[i] = (clf_header){w.hdrs[i].name, w.hdrs[i].nlen, w.hdrs[i].value, w.hdrs[i].vlen};
+            cs.ch = ch;
+            cs.base = w.hdrs;
+            m = (bh_method){"clf-batch", clf_batch_classify, &cs, clf_clone, clf_release};
+        }
         if (strcmp(method, "clf-eval") == 0) {
             bh_verdict v;
             if (clf_classify(&cs, &w.req[0], &v) != 0) die("request 0 failed");
             m = (bh_method){"clf-eval", clf_eval_only, &cs, NULL, NULL};
         }
-    } else if (strcmp(method, "pcre2") == 0) {
-        if (!peerdata || !program) die("--method pcre2 needs --peerdata FILE --program NAME");
-        m = (bh_method){"pcre2", peer_pcre2_classify, peer_pcre2_new(peerdata, program),
-                        peer_pcre2_clone, pcre2_release};
+    } else if (strcmp(method, "pcre2") == 0 || strcmp(method, "pcre2-alt") == 0) {
+        if (!peerdata || !program) die("--method %s needs --peerdata FILE --program NAME", method);
+        int alt = strcmp(method, "pcre2-alt") == 0;
+        bh_compile_begin();
+        m = (bh_method){alt ? "pcre2-alt" : "pcre2", peer_pcre2_classify,
+                        peer_pcre2_new(peerdata, program, alt), peer_pcre2_clone, pcre2_release};
+        bh_compile_end();
     } else if (strcmp(method, "hs-floor") == 0) {
         if (!rules) die("--method hs-floor needs --rules RULES.bin");
         memset(&fs, 0, sizeof fs);
@@ -448,12 +495,14 @@ int main(int argc, char **argv)
                 die("hs_alloc_scratch failed");
         m = (bh_method){"hs-floor", floor_classify, &fs, floor_clone, floor_release};
     } else {
-        die("unknown method '%s' (clf, clf-eval, pcre2, hs-floor)", method);
+        die("unknown method '%s' (clf, clf-batch, clf-eval, pcre2, pcre2-alt, hs-floor)", method);
     }
     int rc = bh_main(&m, &w, nrest, rest, 0);
     /* Everything freed, so that a leak checker run (the test suite under
      * AddressSanitizer) sees none. */
-    if (m.classify == clf_classify || m.classify == clf_eval_only) {
+    free(ch);
+    if (m.classify == clf_classify || m.classify == clf_eval_only ||
+        m.classify == clf_batch_classify) {
         clf_ctx_free(cs.ctx);
         clf_program_free(cs.prog);
     } else if (m.classify == floor_classify) {

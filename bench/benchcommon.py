@@ -1,8 +1,9 @@
 """Helpers shared by the benchmark's scripts (bench/run.py, workload.py,
-peerdata.py, redos/run.py)."""
+peerdata.py, redos/run.py, rewrite/run.py)."""
 
 import os
 import shutil
+import subprocess
 import tempfile
 
 
@@ -74,3 +75,83 @@ def pick_cpu():
         if cpu in allowed:
             return cpu, "pinned with taskset -c %d" % cpu
     return None, "CPUs 0 and 1 unavailable: not pinned"
+
+
+# ------------------------------------------------- peers built with Debian's
+# Rust and Go toolchains (bench/run.py, bench/rewrite/run.py)
+
+DEBIAN_CARGO, DEBIAN_RUSTC = "/usr/bin/cargo", "/usr/bin/rustc"
+CRATES = "/usr/share/cargo/registry"
+DEBIAN_GO = "/usr/bin/go"
+
+
+class PeerBuildError(Exception):
+    """A peer that does not build: str() says which and why."""
+
+
+def rust_missing():
+    """Why a Rust peer (regex 1.7 and aho-corasick 0.7 from Debian's
+    crates) cannot be built here, or None."""
+    if not (os.access(DEBIAN_CARGO, os.X_OK) and os.access(DEBIAN_RUSTC, os.X_OK)):
+        return "Debian's cargo and rustc are not installed (./run.sh bench installs them)"
+    names = os.listdir(CRATES) if os.path.isdir(CRATES) else []
+    for crate, pkg in (("regex-1.", "librust-regex-dev"), ("aho-corasick-0.7.", "librust-aho-corasick-dev")):
+        if not any(n.startswith(crate) for n in names):
+            return "%s is not installed (./run.sh bench installs it)" % pkg
+    return None
+
+
+def go_missing():
+    """Why the Go peer cannot be built here, or None."""
+    if not os.access(DEBIAN_GO, os.X_OK):
+        return "Debian's golang-go is not installed (./run.sh bench installs it)"
+    return None
+
+
+def tool_version(cmd):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return r.stdout.strip() if r.returncode == 0 else "?"
+
+
+def _copy_sources(src_dir, files, work):
+    """Copies `files` (relative paths) of src_dir to work/src: the source
+    tree gets no lock file nor build output; copy2 keeps the files' times,
+    so the tool rebuilds only what changed."""
+    src = os.path.join(work, "src")
+    for rel in files:
+        os.makedirs(os.path.dirname(os.path.join(src, rel)), exist_ok=True)
+        shutil.copy2(os.path.join(src_dir, rel), os.path.join(src, rel))
+    return src
+
+
+def cargo_build(src_dir, files, work, exe_name, what):
+    """`cargo build --release --offline` against Debian's registry (the
+    crate's .cargo/config.toml points crates.io there) with Debian's rustc,
+    from a copy of src_dir's `files` in work/; returns the executable.
+    Raises PeerBuildError."""
+    src = _copy_sources(src_dir, files, work)
+    target = os.path.join(work, "target")
+    env = dict(os.environ, RUSTC=DEBIAN_RUSTC, CARGO_TARGET_DIR=target,
+               CARGO_HOME=os.path.join(target, "home"))
+    r = subprocess.run(["nice", DEBIAN_CARGO, "build", "--release", "--offline", "--quiet"], cwd=src,
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise PeerBuildError("%s does not build (cargo build --release --offline in %s):\n%s"
+                             % (what, show(src), r.stdout[-3000:]))
+    return os.path.join(target, "release", exe_name)
+
+
+def go_build(src_dir, files, work, exe_name, what):
+    """`go build` of a standard-library-only module with Debian's go,
+    offline (GOPROXY=off, GOFLAGS=-mod=mod), caches in work/; returns the
+    executable. Raises PeerBuildError."""
+    src = _copy_sources(src_dir, files, work)
+    exe = os.path.join(work, exe_name)
+    env = dict(os.environ, GOCACHE=os.path.join(work, "cache"), GOPATH=os.path.join(work, "gopath"),
+               GOPROXY="off", GOFLAGS="-mod=mod", GO111MODULE="on", GOTOOLCHAIN="local")
+    r = subprocess.run(["nice", DEBIAN_GO, "build", "-o", exe, "."], cwd=src, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise PeerBuildError("%s does not build (go build in %s):\n%s"
+                             % (what, show(src), r.stdout[-3000:]))
+    return exe

@@ -314,12 +314,58 @@ void bh_time(const bh_method *m, const bh_workload *w, double seconds, int threa
     if (threads > 1) pthread_barrier_destroy(&bar);
 }
 
+/* ---------------------------------------------------------------- stats */
+
+static uint64_t compile_t0, compile_ns;
+static size_t compile_rss0, compile_rss;
+
+size_t bh_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    unsigned long size = 0, resident = 0;
+    int ok = fscanf(f, "%lu %lu", &size, &resident) == 2;
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return ok && page > 0 ? (size_t)resident * (size_t)page : 0;
+}
+
+void bh_compile_begin(void)
+{
+    compile_rss0 = bh_rss_bytes();
+    compile_t0 = now_ns();
+}
+
+void bh_compile_end(void)
+{
+    compile_ns = now_ns() - compile_t0;
+    size_t r = bh_rss_bytes();
+    compile_rss = r > compile_rss0 ? r - compile_rss0 : 0;
+}
+
+static void print_stats(const bh_method *m, const bh_workload *w)
+{
+    bh_verdict v;
+    for (size_t i = 0; i < w->n; i++) classify_or_die(m, m->state, w, i, &v);
+    size_t r = bh_rss_bytes();
+    printf("{\"method\": \"%s\", \"compile_ns\": %llu, \"rules_rss_bytes\": %zu, "
+           "\"pass_rss_bytes\": %zu}\n",
+           m->name, (unsigned long long)compile_ns, compile_rss,
+           compile_t0 && r > compile_rss0 ? r - compile_rss0 : 0);
+    fflush(stdout);
+}
+
 int bh_main(const bh_method *m, const bh_workload *w, int argc, char **argv, int first)
 {
     const char *verdicts = NULL;
     double seconds = -1;
     int threads = 1;
     for (int i = first; i < argc; i++) {
+        if (strcmp(argv[i], "--stats") == 0) {
+            if (i + 1 != argc || i != first) die("--stats takes no other mode");
+            print_stats(m, w);
+            return 0;
+        }
         if ((strcmp(argv[i], "--verdicts") == 0 || strcmp(argv[i], "--time") == 0 ||
              strcmp(argv[i], "--threads") == 0) && i + 1 == argc)
             die("%s needs a value", argv[i]);
@@ -335,8 +381,8 @@ int bh_main(const bh_method *m, const bh_workload *w, int argc, char **argv, int
             if (*end || t < 1 || t > 64) die("--threads: want 1 to 64");
             threads = (int)t;
         } else {
-            die("unknown argument '%s' (want --verdicts FILE | --time SECONDS [--threads N])",
-                   argv[i]);
+            die("unknown argument '%s' (want --verdicts FILE | --time SECONDS [--threads N] | "
+                "--stats)", argv[i]);
         }
     }
     if (!verdicts == (seconds < 0)) die("want exactly one of --verdicts FILE and --time SECONDS");

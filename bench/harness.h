@@ -21,6 +21,10 @@
 
 #include "util.h" /* die(), for the harness and its users */
 
+#ifdef __cplusplus /* the RE2 peer (peers/re2) is C++ */
+extern "C" {
+#endif
+
 typedef struct bh_header {
     const char *name, *value; /* NUL-terminated at [nlen], [vlen] */
     size_t nlen, vlen;
@@ -86,10 +90,30 @@ void bh_write_verdicts(const bh_method *m, const bh_workload *w, const char *pat
  * combined requests per second of the pass phase. */
 void bh_time(const bh_method *m, const bh_workload *w, double seconds, int threads);
 
+/* Around a peer's compilation of its rules (from the peer data to a
+ * matcher ready to classify): the wall time between the two calls and
+ * the growth of the process's resident set, for --stats. Call each once,
+ * after the workload is loaded. */
+void bh_compile_begin(void);
+void bh_compile_end(void);
+
+/* The process's resident set in bytes (/proc/self/statm), 0 if unknown. */
+size_t bh_rss_bytes(void);
+
 /* Common command line of the benchmark executables, after the
  * method-specific arguments were taken out:
- *     --verdicts FILE | --time SECONDS [--threads N]
- * Parses argv[first..argc-1], then does the one or the other with m. */
+ *     --verdicts FILE | --time SECONDS [--threads N] | --stats
+ * Parses argv[first..argc-1], then does the one or the other with m.
+ * --stats prints one JSON line (bench/README.md, "Compile, load, memory"):
+ *   {"method": NAME, "compile_ns": C, "rules_rss_bytes": R,
+ *    "pass_rss_bytes": P}
+ * C and R from bh_compile_begin/end (0 when not called), P the resident
+ * growth since bh_compile_begin after one more pass over the workload
+ * (what lazily built matchers, such as DFA caches, add). */
 int bh_main(const bh_method *m, const bh_workload *w, int argc, char **argv, int first);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

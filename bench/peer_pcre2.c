@@ -1,7 +1,10 @@
 /*
  * peer_pcre2.c: see peer_pcre2.h. The classifier a C programmer writes by
  * hand with PCRE2: one JIT-compiled regex per name or pattern, tried one
- * after the other, first hit wins; plain C for the literal tests.
+ * after the other, first hit wins; plain C for the literal tests. Or, the
+ * best a PCRE2 user does (alternation mode): one JIT-compiled alternation
+ * per field, its alternatives in the order the .clf decides, each opened
+ * by (*MARK:priority), so that the mark of a match names its alternative.
  *
  * Each step mirrors a line of stdlib/default.clf, ai_robots.clf,
  * headless.clf, crawlers.clf or browsers.clf (named in the comments), with
@@ -201,6 +204,30 @@ static int has_header(const bh_request *r, const char *lname)
 
 /* ------------------------------------------------------- the peer data */
 
+/* A growing NUL-terminated string: the alternations' sources. */
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t c = b->cap ? b->cap : 256;
+        while (c < b->n + n + 1) c *= 2;
+        b->s = xrealloc(b->s, c);
+        b->cap = c;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = 0;
+}
+
+static void sb_puts(sbuf *b, const char *s)
+{
+    sb_add(b, s, strlen(s));
+}
+
 typedef struct ai_cat {
     char *name;
     char *reason; /* "ai-robots-txt:<name>" */
@@ -217,6 +244,8 @@ typedef struct crawl_tag {
     size_t rlen;
     rx *pats; /* in file order */
     size_t npats, cap;
+    char **alt; /* alternation mode: the patterns' sources instead */
+    size_t nalt, altcap;
 } crawl_tag;
 
 enum { PROG_AI_ROBOTS, PROG_DEFAULT };
@@ -238,6 +267,12 @@ typedef struct shared {
     rx keep_working, no_ua, chrome_re, firefox_re, safari_re, proto_re, platform_re;
     uint32_t max_pairs; /* ovector pairs the largest regex needs */
     int nojit;          /* regexes PCRE2 could not JIT-compile */
+    /* Alternation mode: the User-Agent's alternations (as few as PCRE2
+     * compiles, in priority order) and Sec-CH-UA's, instead of the
+     * per-pattern regexes of cats and tags, which stay empty. */
+    int alt;
+    rx *ua_alts, brands_alt;
+    size_t nua_alts;
 } shared;
 
 struct peer_pcre2 {
@@ -338,6 +373,182 @@ static char *read_all(const char *path, size_t *len)
     return buf;
 }
 
+/* Alternation mode: the priorities the marks carry, in the order
+ * default.clf decides (lower wins): no User-Agent, the AI categories, the
+ * headless tokens, the four rejected crawler tags, any other crawler. */
+enum { HL_CHROMIUM, HL_CHROME, HL_LIGHTPANDA, HL_PHANTOMJS, HL_AUTOMATION, NHL };
+#define PRIO_NO_UA 0
+#define PRIO_AI(sh, i) (1 + (int)(i))
+#define PRIO_HL(sh, k) (1 + (int)(sh)->ncats + (k))
+#define PRIO_REJECT(sh, k) (1 + (int)(sh)->ncats + NHL + (int)(k))
+#define PRIO_OTHER(sh) (1 + (int)(sh)->ncats + NHL + (int)NREJECT)
+#define PRIO_NONE INT32_MAX
+
+static const char *const HL_REASON[NHL] = {"headless:chromium", "headless:chrome",
+                                           "headless:lightpanda", "headless:phantomjs",
+                                           "headless:automation"};
+/* headless.clf's tokens as regexes (the brands header: the first three) */
+static const char *const HL_RE[NHL] = {
+    "HeadlessChromium", "HeadlessChrome", "(?i)lightpanda", "PhantomJS",
+    /* parenthesized: one element (clang's -Wstring-concatenation) */
+    ("(?<![A-Za-z0-9_])(?:Puppeteer|PuppeteerSharp|Playwright|Selenium|SeleniumBase|"
+     "HeadlessShell)(?![A-Za-z0-9_])")};
+
+/* One alternative of an alternation: a regex and the priority its
+ * (*MARK) carries. */
+typedef struct alt_item {
+    int prio;
+    const char *flags; /* "(?i)" or "" */
+    char *src;
+} alt_item;
+
+typedef struct alt_list {
+    alt_item *v;
+    size_t n, cap;
+} alt_list;
+
+static void alt_push(alt_list *l, int prio, const char *flags, const char *src, size_t len)
+{
+    l->v = grow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+    size_t dummy;
+    l->v[l->n++] = (alt_item){prio, flags, concat("", src, len, &dummy)};
+}
+
+/* items [i, j) as one regex: each run of one priority and flags under one
+ * mark, "(?:(*MARK:p)flags(?:a|b))|(?:(*MARK:q)...)". */
+static void alt_source(const alt_list *l, size_t i, size_t j, sbuf *b)
+{
+    for (size_t k = i; k < j; k++) {
+        const alt_item *x = &l->v[k];
+        int opens = k == i || x->prio != l->v[k - 1].prio || strcmp(x->flags, l->v[k - 1].flags);
+        if (opens) {
+            char head[48];
+            snprintf(head, sizeof head, "%s(?:(*MARK:%d)%s(?:", k == i ? "" : "))|", x->prio,
+                     x->flags);
+            sb_puts(b, head);
+        } else {
+            sb_puts(b, "|");
+        }
+        sb_puts(b, x->src);
+    }
+    if (j > i) sb_puts(b, "))");
+}
+
+/* Debian's PCRE2 is built with 2-byte links: a compiled regex holds at
+ * most 64 KiB, and the User-Agent's ~1,650 alternatives hold more. So the
+ * list becomes the fewest alternations that compile, greedily by source
+ * length, halving a chunk PCRE2 refuses as too large; they are scanned
+ * in priority order (alt_scan_all). */
+#define ALT_SOURCE_BUDGET 30000
+
+static void compile_alts(const alt_list *l, rx **out, size_t *nout, const char *what,
+                         pcre2_compile_context *cctx, uint32_t *max_pairs)
+{
+    size_t cap = 0;
+    *out = NULL;
+    *nout = 0;
+    for (size_t i = 0; i < l->n;) {
+        size_t j = i, len = 0;
+        while (j < l->n && (j == i || len + strlen(l->v[j].src) < ALT_SOURCE_BUDGET))
+            len += strlen(l->v[j++].src) + 24;
+        for (;;) {
+            sbuf b = {0};
+            alt_source(l, i, j, &b);
+            int err;
+            PCRE2_SIZE off;
+            pcre2_code *re = pcre2_compile((PCRE2_SPTR)b.s, b.n, 0, &err, &off, cctx);
+            if (!re && err == PCRE2_ERROR_PATTERN_TOO_LARGE && j - i > 1) {
+                free(b.s);
+                j = i + (j - i) / 2;
+                continue;
+            }
+            pcre2_code_free(re);
+            *out = grow(*out, &cap, *nout + 1, sizeof **out);
+            rx_compile(&(*out)[(*nout)++], b.s, b.n, 0, what, cctx, max_pairs);
+            free(b.s);
+            break;
+        }
+        i = j;
+    }
+    for (size_t k = 0; k < l->n; k++) free(l->v[k].src);
+    free(l->v);
+}
+
+static void build_alternations(shared *sh, alt_list *names, pcre2_compile_context *cctx)
+{
+    /* names: the AI names and tokens, by category, from load() */
+    alt_list ua = {0}, brands = {0};
+    if (sh->program == PROG_DEFAULT) alt_push(&ua, PRIO_NO_UA, "", "^[ \\t,]*\\z", 11);
+    for (size_t k = 0; k < names->n; k++)
+        alt_push(&ua, names->v[k].prio, "(?i)", names->v[k].src, strlen(names->v[k].src));
+    for (size_t k = 0; k < names->n; k++) free(names->v[k].src);
+    free(names->v);
+    if (sh->program == PROG_DEFAULT) {
+        for (int k = 0; k < NHL; k++) {
+            alt_push(&ua, PRIO_HL(sh, k), "", HL_RE[k], strlen(HL_RE[k]));
+            if (k <= HL_LIGHTPANDA) alt_push(&brands, PRIO_HL(sh, k), "", HL_RE[k], strlen(HL_RE[k]));
+        }
+        for (size_t k = 0; k < NREJECT; k++)
+            for (size_t i = 0; i < sh->reject[k]->nalt; i++)
+                alt_push(&ua, PRIO_REJECT(sh, k), "", sh->reject[k]->alt[i],
+                         strlen(sh->reject[k]->alt[i]));
+        for (size_t k = 0; k < sh->nother; k++)
+            for (size_t i = 0; i < sh->other[k]->nalt; i++)
+                alt_push(&ua, PRIO_OTHER(sh), "", sh->other[k]->alt[i],
+                         strlen(sh->other[k]->alt[i]));
+        size_t one;
+        rx *b;
+        compile_alts(&brands, &b, &one, "the sec-ch-ua alternation", cctx, &sh->max_pairs);
+        sh->brands_alt = b[0];
+        free(b);
+    }
+    compile_alts(&ua, &sh->ua_alts, &sh->nua_alts, "the user-agent alternation", cctx,
+                 &sh->max_pairs);
+    for (size_t i = 0; i < sh->ntags; i++) {
+        for (size_t k = 0; k < sh->tags[i].nalt; k++) free(sh->tags[i].alt[k]);
+        free(sh->tags[i].alt);
+        sh->tags[i].alt = NULL;
+        sh->tags[i].nalt = sh->tags[i].altcap = 0;
+    }
+}
+
+/* The lowest priority among the alternatives of x that match s anywhere,
+ * PRIO_NONE for none; -1 on a matching error. A match reports the
+ * leftmost position where an alternative matches and, there, the first
+ * such alternative (its mark); searching again from one past that
+ * position visits every position where one matches, so the minimum over
+ * the matches is the minimum over all alternatives. Stops early at
+ * `floor`, the lowest priority x has. */
+static int alt_scan(const rx *x, pcre2_match_data *md, const char *s, size_t n, int floor)
+{
+    int best = PRIO_NONE;
+    for (size_t start = 0; start <= n;) {
+        int rc = x->jit ? pcre2_jit_match(x->re, (PCRE2_SPTR)s, n, start, 0, md, NULL)
+                        : pcre2_match(x->re, (PCRE2_SPTR)s, n, start, 0, md, NULL);
+        if (rc == PCRE2_ERROR_NOMATCH) break;
+        if (rc < 0) return -1;
+        PCRE2_SPTR mark = pcre2_get_mark(md);
+        int prio = mark ? atoi((const char *)mark) : PRIO_NONE;
+        if (prio < best) best = prio;
+        if (best <= floor) break;
+        start = pcre2_get_ovector_pointer(md)[0] + 1;
+    }
+    return best;
+}
+
+/* alt_scan over the User-Agent's alternations in priority order: the
+ * first that matches holds the lowest priority (each later one starts at
+ * or above the last priority of the one before). */
+static int alt_scan_all(const shared *sh, pcre2_match_data *md, const char *s, size_t n,
+                        int floor)
+{
+    for (size_t k = 0; k < sh->nua_alts; k++) {
+        int prio = alt_scan(&sh->ua_alts[k], md, s, n, floor);
+        if (prio != PRIO_NONE) return prio;
+    }
+    return PRIO_NONE;
+}
+
 static void load(shared *sh, const char *path)
 {
     pcre2_compile_context *cctx = pcre2_compile_context_create(NULL);
@@ -345,6 +556,7 @@ static void load(shared *sh, const char *path)
     pcre2_set_newline(cctx, PCRE2_NEWLINE_LF);
 
     size_t len, catcap = 0, tagcap = 0, lineno = 0;
+    alt_list ai_items = {0}; /* alternation mode: the AI names and tokens */
     char *buf = read_all(path, &len);
     char *p = buf, *end = buf + len;
     while (p < end) {
@@ -367,21 +579,32 @@ static void load(shared *sh, const char *path)
             snprintf(what, sizeof what, "%s:%zu", path, lineno);
             if (ai_name) {
                 ai_cat *c = find_cat(sh, &catcap, a, alen);
-                c->names = grow(c->names, &c->cap, c->nnames + 1, sizeof *c->names);
                 size_t rlen;
                 char *re = word_regex(b, blen, &rlen);
-                rx_compile(&c->names[c->nnames++], re, rlen, PCRE2_CASELESS, what, cctx,
-                           &sh->max_pairs);
+                if (sh->alt) {
+                    alt_push(&ai_items, PRIO_AI(sh, c - sh->cats), "", re, rlen);
+                } else {
+                    c->names = grow(c->names, &c->cap, c->nnames + 1, sizeof *c->names);
+                    rx_compile(&c->names[c->nnames++], re, rlen, PCRE2_CASELESS, what, cctx,
+                               &sh->max_pairs);
+                }
                 free(re);
             } else if (ai_token) {
                 ai_cat *c = find_cat(sh, &catcap, a, alen);
                 if (c->has_token) die("peer_pcre2: %s: a second AI_TOKEN for %s", what, c->name);
-                rx_compile(&c->token, b, blen, PCRE2_CASELESS, what, cctx, &sh->max_pairs);
+                if (sh->alt) alt_push(&ai_items, PRIO_AI(sh, c - sh->cats), "", b, blen);
+                else rx_compile(&c->token, b, blen, PCRE2_CASELESS, what, cctx, &sh->max_pairs);
                 c->has_token = 1;
             } else {
                 crawl_tag *t = find_tag(sh, &tagcap, a, alen);
-                t->pats = grow(t->pats, &t->cap, t->npats + 1, sizeof *t->pats);
-                rx_compile(&t->pats[t->npats++], b, blen, 0, what, cctx, &sh->max_pairs);
+                if (sh->alt) {
+                    t->alt = grow(t->alt, &t->altcap, t->nalt + 1, sizeof *t->alt);
+                    size_t dummy;
+                    t->alt[t->nalt++] = concat("", b, blen, &dummy);
+                } else {
+                    t->pats = grow(t->pats, &t->cap, t->npats + 1, sizeof *t->pats);
+                    rx_compile(&t->pats[t->npats++], b, blen, 0, what, cctx, &sh->max_pairs);
+                }
             }
         }
         /* other kinds (LUA_..., future ones): not ours */
@@ -421,14 +644,17 @@ static void load(shared *sh, const char *path)
         rx_compile(&sh->platform_re, "^\"[^\"]*\"$", PCRE2_ZERO_TERMINATED, 0, "check_headers",
                    cctx, &sh->max_pairs);
     }
+    if (sh->alt) build_alternations(sh, &ai_items, cctx);
     pcre2_compile_context_free(cctx);
 
     for (size_t i = 0; i < sh->ncats; i++) {
         for (size_t k = 0; k < sh->cats[i].nnames; k++) sh->nojit += !sh->cats[i].names[k].jit;
-        if (sh->cats[i].has_token) sh->nojit += !sh->cats[i].token.jit;
+        if (sh->cats[i].token.re) sh->nojit += !sh->cats[i].token.jit;
     }
     for (size_t i = 0; i < sh->ntags; i++)
         for (size_t k = 0; k < sh->tags[i].npats; k++) sh->nojit += !sh->tags[i].pats[k].jit;
+    for (size_t k = 0; k < sh->nua_alts; k++) sh->nojit += !sh->ua_alts[k].jit;
+    if (sh->brands_alt.re) sh->nojit += !sh->brands_alt.jit;
     if (sh->nojit)
         fprintf(stderr, "peer_pcre2: %d regexes without JIT (interpreted)\n", sh->nojit);
 }
@@ -597,6 +823,15 @@ static int check_headers(const shared *sh, pcre2_match_data *md, const bh_reques
     return 0;
 }
 
+/* default.clf step 1: the path is one of KEEP_WORKING, and clean. 1, 0,
+ * or -1 on a matching error. */
+static int well_known_path(const shared *sh, pcre2_match_data *md, const bh_request *r)
+{
+    int m = rx_search(&sh->keep_working, md, r->path, r->plen);
+    if (m <= 0) return m;
+    return !contains_any_ci(r->path, r->plen, BAD_PATH);
+}
+
 static int classify_default(peer_pcre2 *p, const bh_request *r, bh_verdict *out)
 {
     const shared *sh = p->sh;
@@ -604,9 +839,7 @@ static int classify_default(peer_pcre2 *p, const bh_request *r, bh_verdict *out)
     int m;
 
     /* 1. KEEP_WORKING, a clean path */
-    if ((m = rx_search(&sh->keep_working, md, r->path, r->plen)) < 0) return -1;
-    if (m && !contains_any_ci(r->path, r->plen, BAD_PATH))
-        return VERDICT(out, 0, "well-known-path");
+    if ((m = well_known_path(sh, md, r)) != 0) return m < 0 ? -1 : VERDICT(out, 0, "well-known-path");
 
     /* 2. no User-Agent */
     size_t ulen;
@@ -654,11 +887,66 @@ static int classify_default(peer_pcre2 *p, const bh_request *r, bh_verdict *out)
     return verdict(out, 0, NULL, 0);
 }
 
+/* Alternation mode, ai_robots: one scan of the User-Agent. */
+static int classify_ai_robots_alt(peer_pcre2 *p, const bh_request *r, bh_verdict *out)
+{
+    const shared *sh = p->sh;
+    if (equals(r->path, r->plen, "/robots.txt")) return verdict(out, 0, NULL, 0);
+    size_t ulen;
+    const char *ua = header(r, "user-agent", &ulen);
+    int prio = alt_scan_all(sh, p->md, ua, ulen, PRIO_AI(sh, 0));
+    if (prio < 0) return -1;
+    if (prio == PRIO_NONE) return verdict(out, 0, NULL, 0);
+    const ai_cat *c = &sh->cats[prio - PRIO_AI(sh, 0)];
+    return verdict(out, 1, c->reason, c->rlen);
+}
+
+/* Alternation mode, default: the path as in the loop, then one scan of
+ * the User-Agent and one of Sec-CH-UA decide steps 2 to 6 of
+ * classify_default by the lowest priority that matched. */
+static int classify_default_alt(peer_pcre2 *p, const bh_request *r, bh_verdict *out)
+{
+    const shared *sh = p->sh;
+    pcre2_match_data *md = p->md;
+    int m;
+    if ((m = well_known_path(sh, md, r)) != 0) return m < 0 ? -1 : VERDICT(out, 0, "well-known-path");
+    /* ai_robots.check skips /robots.txt; step 1 has already accepted it */
+    size_t ulen, bn;
+    const char *ua = header(r, "user-agent", &ulen);
+    const char *brands = header(r, "sec-ch-ua", &bn);
+    int prio = alt_scan_all(sh, md, ua, ulen, PRIO_NO_UA);
+    if (prio < 0) return -1;
+    if (prio > PRIO_HL(sh, 0) && bn) {
+        int b = alt_scan(&sh->brands_alt, md, brands, bn, PRIO_HL(sh, 0));
+        if (b < 0) return -1;
+        if (b < prio) prio = b;
+    }
+    if (prio == PRIO_NO_UA) return VERDICT(out, 1, "no-user-agent");
+    if (prio < PRIO_HL(sh, 0)) {
+        const ai_cat *c = &sh->cats[prio - PRIO_AI(sh, 0)];
+        return verdict(out, 1, c->reason, c->rlen);
+    }
+    if (prio < PRIO_REJECT(sh, 0)) {
+        const char *why = HL_REASON[prio - PRIO_HL(sh, 0)];
+        return verdict(out, 1, why, strlen(why));
+    }
+    if (prio < PRIO_OTHER(sh)) {
+        const crawl_tag *t = sh->reject[prio - PRIO_REJECT(sh, 0)];
+        return verdict(out, 1, t->reason, t->rlen);
+    }
+    if (prio == PRIO_OTHER(sh)) return verdict(out, 0, NULL, 0);
+    if ((m = check_headers(sh, md, r, ua, ulen, out)) != 0) return m < 0 ? -1 : 0;
+    return verdict(out, 0, NULL, 0);
+}
+
 /* ---------------------------------------------------------------- API */
 
 int peer_pcre2_classify(void *state, const bh_request *r, bh_verdict *out)
 {
     peer_pcre2 *p = state;
+    if (p->sh->alt)
+        return p->sh->program == PROG_DEFAULT ? classify_default_alt(p, r, out)
+                                              : classify_ai_robots_alt(p, r, out);
     return p->sh->program == PROG_DEFAULT ? classify_default(p, r, out)
                                           : classify_ai_robots(p, r, out);
 }
@@ -673,9 +961,10 @@ static peer_pcre2 *with_match_data(shared *sh, int owner)
     return p;
 }
 
-peer_pcre2 *peer_pcre2_new(const char *peerdata_path, const char *program)
+peer_pcre2 *peer_pcre2_new(const char *peerdata_path, const char *program, int alternation)
 {
     shared *sh = xcalloc(1, sizeof *sh);
+    sh->alt = alternation != 0;
     if (strcmp(program, "ai_robots") == 0) sh->program = PROG_AI_ROBOTS;
     else if (strcmp(program, "default") == 0) sh->program = PROG_DEFAULT;
     else die("peer_pcre2: unknown program '%s' (ai_robots or default)", program);
@@ -710,10 +999,13 @@ void peer_pcre2_free(peer_pcre2 *p)
             free(t->name);
             free(t->reason);
         }
-        rx *fixed[] = {&sh->keep_working, &sh->no_ua,    &sh->chrome_re,  &sh->firefox_re,
-                       &sh->safari_re,    &sh->proto_re, &sh->platform_re};
+        rx *fixed[] = {&sh->keep_working, &sh->no_ua,       &sh->chrome_re,
+                       &sh->firefox_re,    &sh->safari_re,   &sh->proto_re,
+                       &sh->platform_re,   &sh->brands_alt};
         for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
             if (fixed[i]->re) rx_free(fixed[i]);
+        for (size_t k = 0; k < sh->nua_alts; k++) rx_free(&sh->ua_alts[k]);
+        free(sh->ua_alts);
         free(sh->cats);
         free(sh->tags);
         free(sh->other);

@@ -3,7 +3,8 @@
  * classifier does with the same rules as libclassify's stdlib. Every AI
  * name, AMBIGUOUS token regex and crawler pattern is its own PCRE2 regex,
  * JIT-compiled; a request walks them in the order the .clf tests them and
- * stops at the first hit. The rest (paths, headless tokens, the browser
+ * stops at the first hit (or, in alternation mode, one alternation per
+ * field). The rest (paths, headless tokens, the browser
  * header checks) is plain C, or PCRE2 where the .clf uses a regex.
  *
  * The patterns come from the peer-data file written by
@@ -22,9 +23,14 @@
 typedef struct peer_pcre2 peer_pcre2;
 
 /* Reads the peer-data file and compiles `program` ("ai_robots" or
- * "default"). Exits via die on any error (unreadable file, unknown
+ * "default"). With `alternation` nonzero, the best a PCRE2 user does
+ * instead of the loop: one JIT-compiled alternation per field (User-Agent,
+ * Sec-CH-UA), each alternative opened by (*MARK:priority); the mark of a
+ * match names the alternative, and searching on from one past each
+ * match's start finds the lowest priority that matches (peer_pcre2.c,
+ * alt_scan). Exits via die on any error (unreadable file, unknown
  * program, a regex PCRE2 refuses). */
-peer_pcre2 *peer_pcre2_new(const char *peerdata_path, const char *program);
+peer_pcre2 *peer_pcre2_new(const char *peerdata_path, const char *program, int alternation);
 
 /* A bh_classify_fn: state is a peer_pcre2 (from _new or _clone). Returns
  * 0, or -1 when PCRE2 reports a matching error (not a mere no-match). The

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The name die() prints before "error:"; set once in main(). */
 extern const char *bench_prog;
 
@@ -31,5 +35,9 @@ uint64_t num_arg(const char *opt, const char *s, uint64_t lo, uint64_t hi);
 uint64_t now_ns(void);
 /* qsort comparator for uint64_t. */
 int cmp_u64(const void *a, const void *b);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -223,6 +223,62 @@ CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
     return vm_ctx_add_header(ctx, name, name_len, value, value_len);
 }
 
+CLF_API clf_status clf_ctx_set_request(clf_ctx *ctx, const char *method, size_t method_len,
+                                       const char *path, size_t path_len, const char *query,
+                                       size_t query_len, const clf_header *headers,
+                                       size_t nheaders)
+{
+    if (!ctx || (!method && method_len) || (!path && path_len) || (!query && query_len) ||
+        (!headers && nheaders))
+        return CLF_E_INVALID;
+    vm_ctx_reset(ctx);
+    ctx->field[VM_FIELD_METHOD].s.p = method ? method : "";
+    ctx->field[VM_FIELD_METHOD].s.n = method_len;
+    ctx->field[VM_FIELD_PATH].s.p = path ? path : "";
+    ctx->field[VM_FIELD_PATH].s.n = path_len;
+    ctx->field[VM_FIELD_QUERY].s.p = query ? query : "";
+    ctx->field[VM_FIELD_QUERY].s.n = query_len;
+    const clf_program *p = ctx->prog;
+    size_t i = 0;
+    if (!p->nhdrs && !ctx->lines) {
+        /* The program reads no header: only vm_ctx_add_header's limits,
+         * checked with the counts in registers (its stores to the context
+         * would make the compiler reload them per header). A header over
+         * a limit falls through to vm_ctx_add_header, for its message. */
+        const uint64_t max_n = p->opts.headers, max_v = p->opts.header_value_bytes,
+                       max_b = p->opts.header_bytes;
+        uint64_t bytes = 0;
+        for (; i < nheaders; i++) {
+            const clf_header *h = &headers[i];
+            if ((!h->name && h->name_len) || (!h->value && h->value_len) || i >= max_n ||
+                h->value_len > max_v || h->name_len > max_b - bytes ||
+                h->value_len > max_b - bytes - h->name_len)
+                break;
+            bytes += h->name_len + h->value_len;
+        }
+        ctx->nheaders = i;
+        ctx->header_bytes = bytes;
+        if (i == nheaders) return CLF_OK;
+    }
+    /* vm_ctx_add_header is inline: the loop is the one call's only cost */
+    for (; i < nheaders; i++) {
+        const clf_header *h = &headers[i];
+        clf_status st;
+        if ((!h->name && h->name_len) || (!h->value && h->value_len)) {
+            vm_errf(ctx->errmsg, sizeof ctx->errmsg,
+                    "header %zu: a NULL name or value with a nonzero length", i);
+            return CLF_E_INVALID;
+        }
+        if ((st = vm_ctx_add_header(ctx, h->name, h->name_len, h->value, h->value_len)) != CLF_OK) {
+            char why[sizeof ctx->errmsg];
+            memcpy(why, ctx->errmsg, sizeof why);
+            vm_errf(ctx->errmsg, sizeof ctx->errmsg, "header %zu: %s", i, why);
+            return st;
+        }
+    }
+    return CLF_OK;
+}
+
 static int has_entry_filter(const clf_program *prog)
 {
     for (uint32_t f = 0; f < prog->nfuncs; f++)

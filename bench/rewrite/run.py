@@ -47,7 +47,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.dont_write_bytecode = True
-from benchcommon import WriteError, check_writable, pick_cpu, show, write_atomic  # noqa: E402
+from benchcommon import (DEBIAN_RUSTC, PeerBuildError, WriteError, cargo_build, check_writable,  # noqa: E402
+                         pick_cpu, rust_missing, show, tool_version, write_atomic)
 import peers  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("bench_run", os.path.join(ROOT, "bench", "run.py"))
@@ -75,8 +76,6 @@ T_VS_SUBS = 10.0      # >= 10x subs_filter on the same rules
 T_FLAT_KIB = 1024     # max RSS grows by at most 1 MiB from 1 KiB to 1 GiB
 PASS_SECONDS = 0.25   # in-process peers repeat passes this long per round
 ENGINE_ROUNDS = 7     # rw-bench --rounds per round: the median of 7 passes
-DEBIAN_CARGO, DEBIAN_RUSTC = "/usr/bin/cargo", "/usr/bin/rustc"
-CRATES = "/usr/share/cargo/registry"
 
 
 def say(msg=""):
@@ -245,7 +244,7 @@ class Conductor:
         else:
             self.sed_version = sed.stdout.splitlines()[0]
         self.rust_bin = None
-        why = self.rust_missing()
+        why = rust_missing()
         if why:
             self.missing["rust-regex"] = self.missing["rust-aho"] = why
         else:
@@ -254,40 +253,24 @@ class Conductor:
             if pr in self.missing:
                 say("%s: not run: %s" % (pr, self.missing[pr]))
 
-    def rust_missing(self):
-        if not (os.access(DEBIAN_CARGO, os.X_OK) and os.access(DEBIAN_RUSTC, os.X_OK)):
-            return "Debian's cargo and rustc are not installed (./run.sh bench installs them)"
-        names = os.listdir(CRATES) if os.path.isdir(CRATES) else []
-        for crate, pkg in (("regex-1.", "librust-regex-dev"), ("aho-corasick-0.7.", "librust-aho-corasick-dev")):
-            if not any(n.startswith(crate) for n in names):
-                return "%s is not installed (./run.sh bench installs it)" % pkg
-        return None
-
     def build_rust(self):
-        """cargo --offline against Debian's registry (rust/.cargo/config.toml),
-        from a copy of rust/ in the build directory, so that the source tree
-        gets no Cargo.lock or target/; copy2 keeps the files' times, so
-        cargo rebuilds only when they changed."""
-        src = os.path.join(self.build, "bench", "rewrite", "rust-src")
-        target = os.path.join(self.build, "bench", "rewrite", "rust-target")
-        for rel in ("Cargo.toml", os.path.join(".cargo", "config.toml"), os.path.join("src", "main.rs")):
-            os.makedirs(os.path.dirname(os.path.join(src, rel)), exist_ok=True)
-            shutil.copy2(os.path.join(HERE, "rust", rel), os.path.join(src, rel))
-        exe = os.path.join(target, "release", "rw-peer-rust")
+        """bench/rewrite/rust, built offline with Debian's cargo and crates
+        (benchcommon.cargo_build) in the build directory."""
         t0 = time.monotonic()
-        env = dict(os.environ, RUSTC=DEBIAN_RUSTC, CARGO_TARGET_DIR=target, CARGO_HOME=os.path.join(target, "home"))
-        r = subprocess.run(["nice", DEBIAN_CARGO, "build", "--release", "--offline", "--quiet"], cwd=src,
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if r.returncode != 0:
-            fail("the Rust peer does not build (cargo build --release --offline in %s):\n%s"
-                 % (show(src), r.stdout[-3000:]), 1)
+        try:
+            exe = cargo_build(os.path.join(HERE, "rust"),
+                              ("Cargo.toml", os.path.join(".cargo", "config.toml"),
+                               os.path.join("src", "main.rs")),
+                              os.path.join(self.build, "bench", "rewrite", "rust"), "rw-peer-rust",
+                              "the Rust peer")
+        except PeerBuildError as e:
+            fail(str(e), 1)
         if time.monotonic() - t0 > 2:
             say("built the Rust peer with %s (%.0f s)" % (self.rust_version(), time.monotonic() - t0))
         return exe
 
     def rust_version(self):
-        r = subprocess.run([DEBIAN_RUSTC, "--version"], stdout=subprocess.PIPE, text=True)
-        return r.stdout.strip()
+        return tool_version([DEBIAN_RUSTC, "--version"])
 
     # -- cells
 

@@ -17,6 +17,8 @@
  *         clf_ctx_reset(ctx);
  *         clf_ctx_set_method(ctx, "GET", 3);   // ... path, query, headers
  *         clf_eval(ctx, &v);                   // v.verdict, v.reason
+ *     (or, with the headers in an array, clf_ctx_set_request() in place of
+ *     the reset and the set and add calls)
  *     clf_ctx_free(ctx);  clf_program_free(prog);
  *
  * Threading: a clf_program is immutable once clf_program_load() returns
@@ -31,7 +33,7 @@
  * library never aborts, never prints and never exits.
  *
  * Memory: classifying a request (clf_ctx_reset, clf_ctx_set_*,
- * clf_ctx_add_header, clf_eval) allocates nothing. All memory a context
+ * clf_ctx_add_header, clf_ctx_set_request, clf_eval) allocates nothing. All memory a context
  * needs is allocated by clf_ctx_new().
  *
  * Strings are byte slices (pointer + length in bytes); they need not be
@@ -452,6 +454,39 @@ CLF_API clf_status clf_ctx_set_query(clf_ctx *ctx, const char *ptr,
 CLF_API clf_status clf_ctx_add_header(clf_ctx *ctx, const char *name,
                                       size_t name_len, const char *value,
                                       size_t value_len);
+
+/* One header field, for clf_ctx_set_request(): `name` is name_len bytes
+ * and `value` value_len bytes (either may be NULL when its length is 0),
+ * borrowed as clf_ctx_add_header() borrows them. */
+typedef struct clf_header {
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+} clf_header;
+
+/* A whole request in one call: does what clf_ctx_reset(),
+ * clf_ctx_set_method(), clf_ctx_set_path(), clf_ctx_set_query() and
+ * clf_ctx_add_header() for headers[0], ..., headers[nheaders - 1] in that
+ * order do, with the same meaning, borrowing and limits, for the cost of
+ * one library call rather than one per field and header (a host that has
+ * the request's headers in an array already: docs/performance.md). The
+ * reset comes first, so the peer address, reverse DNS name, time and
+ * scheme are forgotten too: set them after this call. `method`, `path`,
+ * `query` and `headers` may be NULL when their length (or nheaders) is 0;
+ * the array is read during the call only, the bytes it points to are
+ * borrowed until clf_eval() has returned (or the next reset).
+ * Returns CLF_OK; CLF_E_INVALID (NULL ctx, a NULL pointer with a nonzero
+ * length, in the arguments or in a header) or CLF_E_LIMIT (as
+ * clf_ctx_add_header(): clf_ctx_errmsg() names the header's index and the
+ * limit). On an error in headers[i] the context holds the request line
+ * and headers[0..i-1]; headers[i] and the ones after it are not added.
+ * Never allocates. The context belongs to the calling thread, as for
+ * every clf_ctx_* call. */
+CLF_API clf_status clf_ctx_set_request(clf_ctx *ctx, const char *method, size_t method_len,
+                                       const char *path, size_t path_len, const char *query,
+                                       size_t query_len, const clf_header *headers,
+                                       size_t nheaders);
 
 /* Sets the address of the peer the request came from (the TCP client:
  * the last proxy, when there is one), as text: an IPv4 dotted quad

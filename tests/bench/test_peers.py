@@ -4,8 +4,10 @@
     python3 test_peers.py BUILD_DIR SOURCE_ROOT CORPORA_DIR
 
 Runs `bench/run.py BUILD_DIR --verify-only`: on the 3,717 requests built
-from the real corpora, libclassify, the C loop over PCRE2-JIT regexes and
-the Lua 5.4 and LuaJIT peers must give the same verdict and reason for
+from the real corpora, libclassify (per-field calls and the one-call
+hand-over), the C loop over PCRE2-JIT regexes and its alternations, the
+RE2, Rust and Go peers (those whose toolchain is installed) and the Lua
+5.4 and LuaJIT peers must give the same verdict and reason for
 every request, for stdlib/default.clf and the ai_robots package, and
 libclassify must allocate nothing while classifying. The peers are
 independent implementations of the same rules, so this is a differential

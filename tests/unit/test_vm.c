@@ -325,3 +325,124 @@ Test(vm, reuse_context_across_requests)
     clf_ctx_free(ctx);
     clf_program_free(p);
 }
+
+/* clf_ctx_set_request: a whole request in one call, the same as the
+ * reset, the three set calls and one add per header. */
+static const char BATCH_RULES[] =
+    "filter main(req: Request) {\n"
+    "    if req.method == \"POST\" { reject \"method\" }\n"
+    "    if req.path == \"/x\" && req.query == \"a=1\" { reject \"line\" }\n"
+    "    if req.header(\"user-agent\").contains([\"bot\"]) { reject \"ua\" }\n"
+    "    if req.header(\"accept\") == \"a, b\" { reject \"joined\" }\n"
+    "    if req.rdns_checked { reject \"rdns\" }\n"
+    "    accept\n"
+    "}\n";
+
+static const char *batch_reason(clf_ctx *ctx)
+{
+    static char buf[64];
+    clf_verdict v;
+    cr_assert_eq(clf_eval(ctx, &v), CLF_OK, "%s", clf_ctx_errmsg(ctx));
+    snprintf(buf, sizeof buf, "%s:%.*s", v.verdict == CLF_REJECT ? "reject" : "accept",
+             (int)(v.reason ? v.reason_len : 0), v.reason ? v.reason : "");
+    return buf;
+}
+
+Test(vm, set_request_hands_over_a_whole_request)
+{
+    clf_program *p = h_program(BATCH_RULES);
+    clf_ctx *ctx;
+    cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
+    const clf_header ua[] = {{"Host", 4, "h", 1}, {"User-Agent", 10, "a bot", 5}};
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 0, ua, 2), CLF_OK);
+    cr_assert_str_eq(batch_reason(ctx), "reject:ua");
+    /* the request line; a repeated header is joined, as with add_header */
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/x", 2, "a=1", 3, NULL, 0), CLF_OK);
+    cr_assert_str_eq(batch_reason(ctx), "reject:line");
+    cr_assert_eq(clf_ctx_set_request(ctx, "POST", 4, "/", 1, "", 0, NULL, 0), CLF_OK);
+    cr_assert_str_eq(batch_reason(ctx), "reject:method");
+    const clf_header acc[] = {{"accept", 6, "a", 1}, {"ACCEPT", 6, "b", 1}};
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 0, acc, 2), CLF_OK);
+    cr_assert_str_eq(batch_reason(ctx), "reject:joined");
+    /* it resets first: the last request's headers and rDNS state are gone */
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 0, NULL, 0), CLF_OK);
+    cr_assert_str_eq(batch_reason(ctx), "accept:");
+    cr_assert_eq(clf_ctx_set_rdns(ctx, "a.example", 9), CLF_OK);
+    cr_assert_str_eq(batch_reason(ctx), "reject:rdns");
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 0, NULL, 0), CLF_OK);
+    cr_assert_str_eq(batch_reason(ctx), "accept:");
+    /* the same verdicts as the call per field */
+    clf_ctx_reset(ctx);
+    clf_ctx_set_method(ctx, "GET", 3);
+    clf_ctx_set_path(ctx, "/", 1);
+    for (int i = 0; i < 2; i++)
+        clf_ctx_add_header(ctx, ua[i].name, ua[i].name_len, ua[i].value, ua[i].value_len);
+    cr_assert_str_eq(batch_reason(ctx), "reject:ua");
+    clf_ctx_free(ctx);
+    clf_program_free(p);
+}
+
+Test(vm, set_request_refusals)
+{
+    clf_program *p = h_program(BATCH_RULES);
+    clf_ctx *ctx;
+    cr_assert_eq(clf_ctx_new(p, &ctx, NULL, 0), CLF_OK);
+    const clf_header one[] = {{"user-agent", 10, "bot", 3}};
+    cr_assert_eq(clf_ctx_set_request(NULL, "GET", 3, "/", 1, NULL, 0, one, 1), CLF_E_INVALID);
+    cr_assert_eq(clf_ctx_set_request(ctx, NULL, 3, "/", 1, NULL, 0, one, 1), CLF_E_INVALID);
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, NULL, 1, NULL, 0, one, 1), CLF_E_INVALID);
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 2, one, 1), CLF_E_INVALID);
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 0, NULL, 1), CLF_E_INVALID);
+    const clf_header nul[] = {{"a", 1, "b", 1}, {NULL, 3, "b", 1}};
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 0, nul, 2), CLF_E_INVALID);
+    cr_assert_str_eq(clf_ctx_errmsg(ctx), "header 1: a NULL name or value with a nonzero length");
+    /* a limit: the headers before the refused one are added, it and the
+     * ones after are not */
+    char *big = malloc(65537);
+    memset(big, 'x', 65537);
+    const clf_header lim[] = {{"accept", 6, "a, b", 4}, {"x-big", 5, big, 65537},
+                              {"user-agent", 10, "bot", 3}};
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 0, lim, 3), CLF_E_LIMIT);
+    cr_assert_str_eq(clf_ctx_errmsg(ctx), "header 1: the value of header 'x-big' is 65537 bytes, "
+                                          "over the limit of 65536 (CLF_LIMIT_HEADER_VALUE_BYTES)");
+    cr_assert_str_eq(batch_reason(ctx), "reject:joined");
+    clf_header many[257];
+    for (int i = 0; i < 257; i++) many[i] = (clf_header){"a", 1, "b", 1};
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 0, many, 256), CLF_OK);
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 0, many, 257), CLF_E_LIMIT);
+    cr_assert_str_eq(clf_ctx_errmsg(ctx),
+                     "header 256: the request has more than 256 headers (CLF_LIMIT_HEADERS)");
+    /* and the context stays usable */
+    cr_assert_eq(clf_ctx_set_request(ctx, "GET", 3, "/", 1, NULL, 0, one, 1), CLF_OK);
+    cr_assert_str_eq(batch_reason(ctx), "reject:ua");
+    /* a program that reads no header takes the call's own loop: the same
+     * limits and messages */
+    clf_program *q = h_program("filter main(req: Request) { accept }");
+    clf_ctx *c2;
+    cr_assert_eq(clf_ctx_new(q, &c2, NULL, 0), CLF_OK);
+    cr_assert_eq(clf_ctx_set_request(c2, "GET", 3, "/", 1, NULL, 0, many, 256), CLF_OK);
+    cr_assert_str_eq(batch_reason(c2), "accept:");
+    cr_assert_eq(clf_ctx_set_request(c2, "GET", 3, "/", 1, NULL, 0, many, 257), CLF_E_LIMIT);
+    cr_assert_str_eq(clf_ctx_errmsg(c2),
+                     "header 256: the request has more than 256 headers (CLF_LIMIT_HEADERS)");
+    cr_assert_eq(clf_ctx_set_request(c2, "GET", 3, "/", 1, NULL, 0, lim, 3), CLF_E_LIMIT);
+    cr_assert_str_eq(clf_ctx_errmsg(c2), "header 1: the value of header 'x-big' is 65537 bytes, "
+                                         "over the limit of 65536 (CLF_LIMIT_HEADER_VALUE_BYTES)");
+    cr_assert_eq(clf_ctx_set_request(c2, "GET", 3, "/", 1, NULL, 0, nul, 2), CLF_E_INVALID);
+    cr_assert_str_eq(clf_ctx_errmsg(c2), "header 1: a NULL name or value with a nonzero length");
+    /* names and values count toward CLF_LIMIT_HEADER_BYTES: 4 x (1 + 65534)
+     * + (1 + 1) bytes fit in 256 KiB, 3 more do not */
+    clf_header total[6];
+    for (int i = 0; i < 4; i++) total[i] = (clf_header){"x", 1, big, 65534};
+    total[4] = (clf_header){"x", 1, big, 1};
+    total[5] = (clf_header){"x", 1, big, 2};
+    cr_assert_eq(clf_ctx_set_request(c2, "GET", 3, "/", 1, NULL, 0, total, 5), CLF_OK);
+    cr_assert_eq(clf_ctx_set_request(c2, "GET", 3, "/", 1, NULL, 0, total, 6), CLF_E_LIMIT);
+    cr_assert_str_eq(clf_ctx_errmsg(c2),
+                     "header 5: the request's headers pass 262144 bytes (CLF_LIMIT_HEADER_BYTES)");
+    clf_ctx_free(c2);
+    clf_program_free(q);
+    free(big);
+    clf_ctx_free(ctx);
+    clf_program_free(p);
+}

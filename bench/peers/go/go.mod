@@ -1,0 +1,3 @@
+module classifybench
+
+go 1.19
