@@ -140,7 +140,8 @@ static void reload(mainloop *m, const char *why)
     if (atomic_load(&srv->stopping))
         return;
     srv_rules *r = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, cfg->ipdb_paths,
-                                  cfg->keys_path, srv->nworkers, &m->seen, err, sizeof err);
+                                  cfg->keys_path, srv->state.store, srv->nworkers, &m->seen, err,
+                                  sizeof err);
     if (r == NULL) {
         atomic_fetch_add(&srv->g.reloads_failed, 1);
         srv_log_error("reload (%s) refused: %s: %s; still serving rules generation %llu",
@@ -208,6 +209,7 @@ static void stop(mainloop *m, const char *why)
     if (m->watching)
         uv_close((uv_handle_t *)&m->watch, NULL);
     uv_unref((uv_handle_t *)&m->collect); /* still freeing rules meanwhile */
+    srv_state_stop_sync(&m->srv->state);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -351,10 +353,16 @@ static int run(srv_server *srv, srv_config *cfg)
     srv->nworkers = cfg->threads ? cfg->threads : default_threads();
     if (load_reject_body(srv, cfg) != 0)
         return EXIT_USAGE;
+    if (srv_state_open(&srv->state, cfg) != 0)
+        return EXIT_USAGE;
+    srv->g.state = &srv->state;
     srv_rules *first = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, cfg->ipdb_paths,
-                                      cfg->keys_path, srv->nworkers, &m.seen, err, sizeof err);
+                                      cfg->keys_path, srv->state.store, srv->nworkers, &m.seen,
+                                      err, sizeof err);
     if (first == NULL) {
         srv_log_error("%s: %s", cfg->rules_path, err);
+        srv->g.state = NULL;
+        srv_state_close(&srv->state);
         return EXIT_USAGE;
     }
     if (srv_rules_holder_init(&srv->rules, first) != 0)
@@ -396,6 +404,8 @@ static int run(srv_server *srv, srv_config *cfg)
     for (unsigned i = 0; i < srv->nworkers; i++)
         if (srv_worker_init(&srv->workers[i], srv, i) != 0)
             goto out;
+    if (srv_state_start_sync(&srv->state, cfg, m.loop) != 0)
+        goto out;
     if (start_main_handles(&m) != 0 || start_workers(srv) != 0)
         goto out;
     for (size_t i = 0; i < srv->nlisteners; i++) {
@@ -429,11 +439,14 @@ out:
     for (size_t i = 0; i < srv->nlisteners; i++)
         srv_listen_close(&srv->listeners[i]);
     free(srv->listeners);
+    srv_state_stop_sync(&srv->state); /* start-up failed half way: its handles are ours to close */
     close_loop(m.loop);
     if (srv->rules.current != NULL)
         srv_rules_holder_destroy(&srv->rules);
     srv_rdns_cache_free(srv->g.rdns_cache);
     srv->g.rdns_cache = NULL;
+    srv->g.state = NULL;
+    srv_state_close(&srv->state);
     if (status == EXIT_OK && !cfg->check_only)
         srv_log_info("stopped");
     return status;

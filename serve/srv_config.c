@@ -5,6 +5,7 @@
  */
 #include "classify.h"
 #include "srv_config.h"
+#include "srv_redis_url.h"
 #include "usage_error.h"
 
 #include <errno.h>
@@ -61,6 +62,18 @@ const char *const srv_usage_text[] = {
     "  --rdns-max-ttl SEC       longest, whatever its TTL (default 3600)\n"
     "  --rdns-timeout SEC       wait for each query (default 2); each is sent\n"
     "                           twice, the second time waiting twice as long\n"
+    "State (the rules' counters, scores and marks; a request never waits):\n"
+    "  --state-bytes N          the store's memory, fixed at start: bytes, or\n"
+    "                           with K, M or G (default 32M; 0 = no store: every\n"
+    "                           count is 0, no score, nothing marked)\n"
+    "  --state-redis URL        share them with every instance using the same\n"
+    "                           Redis: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
+    "                           or unix:PATH[?db=N] (default: this instance alone)\n"
+    "  --state-sync-interval SEC  send this instance's changes and merge the\n"
+    "                           fleet's counts every SEC seconds (default 1)\n"
+    "  --state-redis-timeout SEC  a connection or a reply slower than this is\n"
+    "                           Redis unreachable (default 2)\n"
+    "  --state-redis-prefix P   before every Redis key (default clf:)\n"
     "Answers:\n"
     "  --reject-status CODE     pass-through reject status (default 403)\n"
     "  --reject-body TEXT       reject body (default \"Forbidden\\n\")\n"
@@ -135,7 +148,9 @@ typedef enum opt_kind {
     K_ON_ERROR,
     K_OFF,     /* int field: 1 for "off", 0 for "on" */
     K_CONFIG,
-    K_FLAG
+    K_FLAG,
+    K_BYTES,   /* size_t field: N, NK, NM or NG (powers of 1024), within [min, max] */
+    K_REDIS    /* char * field: a --state-redis URL, checked */
 } opt_kind;
 
 typedef struct opt_def {
@@ -178,6 +193,11 @@ static const opt_def opts[] = {
     {"rdns-min-ttl", K_SECONDS, F(rdns_min_ttl_ms), 0, 86400000, 0},
     {"rdns-max-ttl", K_SECONDS, F(rdns_max_ttl_ms), 1000, 604800000, 0},
     {"rdns-timeout", K_SECONDS, F(rdns_timeout_ms), 100, 30000, 0},
+    {"state-bytes", K_BYTES, F(state_bytes), 0, 1ULL << 40, 0},
+    {"state-redis", K_REDIS, F(state_redis), 0, 0, 0},
+    {"state-redis-prefix", K_STRING, F(state_redis_prefix), 0, 0, 0},
+    {"state-sync-interval", K_SECONDS, F(state_sync_ms), 10, 60000, 0},
+    {"state-redis-timeout", K_SECONDS, F(state_redis_timeout_ms), 50, 60000, 0},
     {"config", K_CONFIG, 0, 0, 0, 0},
     {"check", K_FLAG, F(check_only), 0, 0, 0},
 };
@@ -226,6 +246,28 @@ static int parse_seconds(const char *s, unsigned long long *ms)
     if (*p != '\0')
         return -1;
     *ms = whole * 1000 + frac;
+    return 0;
+}
+
+/* A size: digits, then nothing (bytes) or K, M, G (KiB, MiB, GiB). */
+static int parse_bytes(const char *s, unsigned long long *out)
+{
+    char digits[32];
+    size_t n = strlen(s);
+    unsigned shift = 0;
+    if (n > 0 && strchr("kKmMgG", s[n - 1]) != NULL) {
+        char u = s[n - 1];
+        shift = u == 'k' || u == 'K' ? 10 : u == 'm' || u == 'M' ? 20 : 30;
+        n--;
+    }
+    if (n == 0 || n >= sizeof digits)
+        return -1;
+    memcpy(digits, s, n);
+    digits[n] = '\0';
+    unsigned long long v;
+    if (parse_ull(digits, &v) != 0 || v > (~0ULL >> shift))
+        return -1;
+    *out = v << shift;
     return 0;
 }
 
@@ -372,6 +414,29 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
     case K_FLAG:
         *(int *)(void *)(base + o->offset) = 1;
         return 0;
+    case K_BYTES:
+        if (parse_bytes(val, &n) != 0 || n < o->min || n > o->max) {
+            cli_usage_error(PROG, "%s: '%s' is not a size from %llu to %llu bytes (N, NK, NM "
+                            "or NG)", where, val, o->min, o->max);
+            return -1;
+        }
+        *(size_t *)(void *)(base + o->offset) = (size_t)n;
+        return 0;
+    case K_REDIS: {
+        srv_redis_url u;
+        char err[256];
+        if (srv_redis_url_parse(val, &u, err, sizeof err) != 0) {
+            cli_usage_error(PROG, "%s: '%s': %s", where, val, err);
+            return -1;
+        }
+        char *copy = strdup(val);
+        if (copy == NULL)
+            return -1;
+        char **field = (char **)(void *)(base + o->offset);
+        free(*field);
+        *field = copy;
+        return 0;
+    }
     }
     return -1;
 }
@@ -450,6 +515,9 @@ static void set_defaults(srv_config *cfg)
     cfg->rdns_min_ttl_ms = 60000;
     cfg->rdns_max_ttl_ms = 3600000;
     cfg->rdns_timeout_ms = 2000;
+    cfg->state_bytes = (size_t)32 << 20;
+    cfg->state_sync_ms = 1000;
+    cfg->state_redis_timeout_ms = 2000;
 }
 
 srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
@@ -524,6 +592,16 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
                         (double)cfg->rdns_min_ttl_ms / 1000, (double)cfg->rdns_max_ttl_ms / 1000);
         return SRV_ARGS_BAD;
     }
+    if (cfg->state_redis != NULL && cfg->state_bytes == 0) {
+        cli_usage_error(PROG, "--state-redis shares the store, but --state-bytes is 0 (no store)");
+        return SRV_ARGS_BAD;
+    }
+    if (cfg->state_redis_prefix == NULL && (cfg->state_redis_prefix = strdup("clf:")) == NULL)
+        return SRV_ARGS_BAD;
+    if (strlen(cfg->state_redis_prefix) > 64) {
+        cli_usage_error(PROG, "--state-redis-prefix: longer than 64 bytes");
+        return SRV_ARGS_BAD;
+    }
     if (cfg->reject_body == NULL && (cfg->reject_body = strdup("Forbidden\n")) == NULL)
         return SRV_ARGS_BAD;
     return SRV_ARGS_RUN;
@@ -543,5 +621,7 @@ void srv_config_free(srv_config *cfg)
     free(cfg->reject_content_type);
     free(cfg->access_log);
     free(cfg->resolver);
+    free(cfg->state_redis);
+    free(cfg->state_redis_prefix);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -3,6 +3,7 @@
  */
 #include "srv_metrics.h"
 #include "srv_rdns_cache.h"
+#include "srv_state.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -306,6 +307,16 @@ int srv_metrics_render(srv_metrics *const *w, size_t nw, const srv_globals *g,
               (unsigned long long)load(&g->rules_loaded_at));
     if (g->rdns_cache != NULL)
         render_rdns(&b, w, nw, g->rdns_cache);
+    if (g->state != NULL) {
+        char *text;
+        size_t tlen;
+        if (srv_state_render(g->state, &text, &tlen) != 0) {
+            b.oom = 1;
+        } else {
+            sb_printf(&b, "%.*s", (int)tlen, text);
+            free(text);
+        }
+    }
     if (b.oom) {
         free(b.p);
         return -1;

@@ -89,6 +89,7 @@ typedef struct srv_globals {
     atomic_uint_least64_t rules_loaded_at; /* Unix seconds */
     atomic_long conns_open;
     struct srv_rdns_cache *rdns_cache; /* NULL: --rdns off; set before the workers start */
+    const struct srv_state *state;     /* the store and its sync; set before the workers start */
 } srv_globals;
 
 /* Renders the Prometheus text exposition (version 0.0.4) of all workers

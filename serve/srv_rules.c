@@ -121,8 +121,8 @@ static int load_keys(clf_options *opts, const char *keys, clf_keyring **ring, ch
 }
 
 srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipdbs,
-                          const char *keys, unsigned nctx, struct stat *seen, char *err,
-                          size_t errlen)
+                          const char *keys, clf_store *store, unsigned nctx, struct stat *seen,
+                          char *err, size_t errlen)
 {
     clf_keyring *ring = NULL;
     size_t len = 0;
@@ -156,6 +156,10 @@ srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipd
             goto fail;
         if (smoke_test(r->ctx[i], err, errlen) != 0)
             goto fail;
+        if (store != NULL && clf_ctx_set_store(r->ctx[i], store) != CLF_OK) {
+            snprintf(err, errlen, "cannot give a context the state store");
+            goto fail;
+        }
     }
     clf_options_free(opts);
     free(bytes);
