@@ -17,6 +17,7 @@
 #include "readfile.h"
 #include "replay.h"
 #include "rewrite_run.h"
+#include "size_arg.h"
 #include "usage_error.h"
 
 #include <classify.h>
@@ -84,6 +85,11 @@ static const char usage_text[] =
     "                     (req.signature_*; docs/signatures.md)\n"
     "  --time SECONDS     the time of every request, in seconds since the epoch,\n"
     "                     for signatures' created and expires (default: now)\n"
+    "  --state-bytes N    the memory of the store the rules' count(), score() and\n"
+    "                     mark() share across the run's requests (docs/state.md):\n"
+    "                     bytes, or with K, M, G; at least 64K; 0: no store\n"
+    "                     (every state call has its 'absent' result); default 64M,\n"
+    "                     made only for rules with state calls\n"
     "  --scheme SCHEME    the scheme requests came by (https or http), for\n"
     "                     @scheme, @target-uri and @authority; an absolute-form\n"
     "                     target gives its own\n"
@@ -169,6 +175,10 @@ typedef struct options {
     const char *time;         /* --time, or NULL */
     int64_t time_value;       /* --time, parsed */
     const char *scheme;       /* --scheme, or NULL */
+    const char *state_arg;    /* --state-bytes, or NULL */
+    uint64_t state_bytes;     /* --state-bytes, parsed */
+    clf_store *stores[2];     /* one per rules file loaded (--diff: two) */
+    size_t nstores;
     char *trusted;            /* --trust-proxy values joined with ',' (malloc'd) */
     size_t trusted_len;
     rewrite_opts rewrite;     /* --rewrite and its options (rewrite.set NULL: none) */
@@ -193,7 +203,7 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
     /* Options of classifying, which --rewrite does not take. */
     static const char *const classify_only[] = {"--request", "--ua-file", "--filter", "--json",
                                                 "--explain", "--remote-addr", "--trust-proxy",
-                                                "--rdns", "--ipdb", "--keys", "--time", "--scheme",
+                                                "--rdns", "--ipdb", "--keys", "--time", "--scheme", "--state-bytes",
                                                 "--log", "--log-format", "--diff"};
     for (size_t k = 0; k < sizeof classify_only / sizeof *classify_only; k++)
         if (strcmp(a, classify_only[k]) == 0 && !o->first_other) o->first_other = a;
@@ -304,6 +314,23 @@ static parse_result parse_option(int argc, char **argv, int *i, options *o,
             return ARGS_BAD;
         }
         *slot = v;
+        *in_request = 0;
+    } else if (strcmp(a, "--state-bytes") == 0) {
+        if (*i + 1 >= argc) {
+            cli_usage_error(PROG, "option '%s' needs a size", a);
+            return ARGS_BAD;
+        }
+        if (o->state_arg != NULL) {
+            cli_usage_error(PROG, "option '%s' given more than once", a);
+            return ARGS_BAD;
+        }
+        o->state_arg = argv[++*i];
+        if (cm_parse_bytes(o->state_arg, &o->state_bytes) != 0 ||
+            (o->state_bytes != 0 && o->state_bytes < CLF_STORE_MIN_BYTES)) {
+            cli_usage_error(PROG, "--state-bytes: '%s' is not 0 or a size of at least 64K",
+                            o->state_arg);
+            return ARGS_BAD;
+        }
         *in_request = 0;
     } else if (strcmp(a, "--diff") == 0) {
         if (*i + 2 >= argc) {
@@ -790,6 +817,12 @@ static int load_rules(const char *path, options *o, clf_program **prog, clf_ctx 
     free(data); /* the program keeps its own copy */
     if (rc == CLF_OK)
         rc = clf_ctx_new(*prog, ctx, err, sizeof err);
+    /* A store of its own for each rules file: --diff classifies every
+     * request with both, and one store would count it twice. */
+    uint64_t sb = o->state_arg ? o->state_bytes : CLF_DEFAULT_STORE_BYTES;
+    if (rc == CLF_OK && sb && clf_program_uses_state(*prog) && o->nstores < 2 &&
+        (rc = clf_store_new(sb, NULL, &o->stores[o->nstores], err, sizeof err)) == CLF_OK)
+        clf_ctx_set_store(*ctx, o->stores[o->nstores++]);
     if (rc != CLF_OK) {
         fprintf(stderr, PROG ": %s: error: %s\n", display_name(path),
                 err[0] != '\0' ? err : clf_strerror(rc));
@@ -938,6 +971,7 @@ int main(int argc, char **argv)
     free(o.requests);
     free(o.trusted);
     for (size_t k = 0; k < o.nipdb; k++) clf_ipdb_close(o.ipdbs[k]);
+    for (size_t k = 0; k < o.nstores; k++) clf_store_free(o.stores[k]);
 
     errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -92,7 +92,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     srv.reject.content_type = "text/plain; charset=utf-8";
     char err[CLF_ERRMSG_SIZE + 64];
     struct stat st;
-    srv_rules *r = srv_rules_load(path, cfg.trusted_proxies, NULL, NULL, NULL, 1, &st, err, sizeof err);
+    clf_store *store = NULL; /* the fuzzed rules use no state */
+    srv_rules *r = srv_rules_load(path, cfg.trusted_proxies, NULL, NULL, 1, &st, &store, 0, err,
+                                  sizeof err);
     if (r == NULL || srv_rules_holder_init(&srv.rules, r) != 0) {
         fprintf(stderr, "fuzz_serve: %s: %s\n", path, r ? "cannot hold the rules" : err);
         exit(1);

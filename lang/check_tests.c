@@ -18,6 +18,18 @@ static int valid_header_name(const char *s, uint32_t n)
     return 1;
 }
 
+/* A string of decimal digits whose value lies in [lo, hi]. */
+static int decimal(const ast *s, int64_t lo, int64_t hi)
+{
+    int64_t v = 0;
+    if (s->slen == 0 || s->slen > 13) return 0;
+    for (uint32_t i = 0; i < s->slen; i++) {
+        if (s->str[i] < '0' || s->str[i] > '9') return 0;
+        v = v * 10 + (s->str[i] - '0');
+    }
+    return v >= lo && v <= hi;
+}
+
 int chk_parse_rate(const char *s, uint32_t n, double *out)
 {
     /* digits, an optional fraction, an optional '%': "0.1%", "95", "100%" */
@@ -41,7 +53,7 @@ void chk_test(checker *ck, ast *t)
 {
     static const struct { const char *name; int nargs; } dirs[] = {
         {"method", 1}, {"target", 1}, {"header", 2}, {"peer", 1}, {"trust", 1}, {"rdns", 1},
-        {"uas", 1}};
+        {"uas", 1}, {"clock", 1}, {"state", 2}, {"expect-state", 2}, {"repeat", 1}};
     int nexpect = 0, nrate = 0, has_uas = 0;
     for (ast *d = t->b; d; d = d->next)
         if (d->kind == AST_TDIR && strcmp(d->str, "uas") == 0) has_uas = 1;
@@ -105,7 +117,8 @@ void chk_test(checker *ck, ast *t)
             if (strcmp(d->str, dirs[i].name) == 0) break;
         if (i == sizeof dirs / sizeof dirs[0]) {
             ERR(ck, d, "unknown test directive '%s' (method, target, header, peer, trust, "
-                       "rdns, uas, expect, expect-rate)", d->str);
+                       "rdns, uas, clock, state, repeat, expect, expect-rate, expect-state)",
+                d->str);
             continue;
         }
         if ((d->b != NULL) != (dirs[i].nargs == 2)) {
@@ -132,12 +145,25 @@ void chk_test(checker *ck, ast *t)
                 ok = (unsigned char)d->a->str[k] > 0x20 && (unsigned char)d->a->str[k] < 0x7f;
             if (!ok) ERR(ck, d->a, "not a host name (printable ASCII, at most 253 bytes)");
         }
+        if (strcmp(d->str, "clock") == 0 && !decimal(d->a, 0, INT64_C(1) << 40))
+            ERR(ck, d->a, "the clock is whole seconds since 1970 (at most 2^40)");
+        if (strcmp(d->str, "repeat") == 0 && !decimal(d->a, 1, 1000000))
+            ERR(ck, d->a, "repeat takes how many times to send the request: 1 to 1000000");
+        if (strcmp(d->str, "state") == 0 || strcmp(d->str, "expect-state") == 0) {
+            const char *sp = memchr(d->a->str, ' ', d->a->slen);
+            if (!sp || sp == d->a->str || sp + 1 == d->a->str + d->a->slen)
+                ERR(ck, d->a, "write the state's name and key, as in \"pages 203.0.113.0\"");
+            if (!decimal(d->b, 0, UINT32_MAX))
+                ERR(ck, d->b, "the value is a whole number (a count, a score, seconds ago, or "
+                              "0/1 for a mark)");
+        }
         if (strcmp(d->str, "uas") == 0 && d->a->slen == 0)
             ERR(ck, d->a, "the User-Agent file's name is empty");
         if (strcmp(d->str, "header") == 0 && has_uas && d->a->slen == 10 &&
             strncasecmp(d->a->str, "user-agent", 10) == 0)
             ERR(ck, d, "this test takes its User-Agents from its `uas` file: drop this header");
-        if (strcmp(d->str, "header") != 0 && strcmp(d->str, "trust") != 0) {
+        if (strcmp(d->str, "header") != 0 && strcmp(d->str, "trust") != 0 &&
+            strcmp(d->str, "state") != 0 && strcmp(d->str, "expect-state") != 0) {
             /* method, target and peer say one thing about the request */
             const ast *prev = NULL;
             for (const ast *o = t->b; o != d; o = o->next)

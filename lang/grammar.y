@@ -44,7 +44,8 @@ void ps_too_deep(ps_state *ps);
 %token IMPORT AS PUB CONST FILTER LET IF ELSE ACCEPT REJECT TRUE FALSE
        IDENT INT STRING REGEX LPAREN RPAREN LBRACE RBRACE LBRACKET RBRACKET
        RBRACKET_I COMMA COLON ASSIGN FN RETURN MUT PASS TEST EXPECT ARROW
-       PLUSEQ MINUSEQ IP REWRITE ONCE FATARROW STRING_I EXPECT_RATE.
+       PLUSEQ MINUSEQ IP REWRITE ONCE FATARROW STRING_I EXPECT_RATE
+       EXPECT_STATE.
 
 file ::= items.
 
@@ -121,6 +122,9 @@ tstmt(N) ::= EXPECT_RATE(T) fref(F) verdict(V) LE STRING(P).
     { N = V; if (N) { N->off = T.off; N->len = T.len; N->c = F; N->flags |= AST_F_RATE_LE; N->b = ps_string(ps, P); } }
 tstmt(N) ::= EXPECT_RATE(T) fref(F) verdict(V) GE STRING(P).
     { N = V; if (N) { N->off = T.off; N->len = T.len; N->c = F; N->flags |= AST_F_RATE_GE; N->b = ps_string(ps, P); } }
+/* expect-state "NAME KEY" "VALUE": the store after the request. */
+tstmt(N) ::= EXPECT_STATE(T) STRING(A) STRING(B).
+    { N = ps_node(ps, AST_TDIR, T); if (N) { N->a = ps_string(ps, A); N->b = ps_string(ps, B); } }
 fref(N) ::= IDENT(I).   { N = ps_node(ps, AST_NAME, I); }
 fref(N) ::= IDENT(M) DOT IDENT(I).
     { N = ps_node(ps, AST_MEMBER, I); if (N) N->a = ps_node(ps, AST_NAME, M); }

@@ -79,6 +79,7 @@ const char *lx_kind_name(int kind)
     case TK_TEST: return "'test'";
     case TK_EXPECT: return "'expect'";
     case TK_EXPECT_RATE: return "'expect-rate'";
+    case TK_EXPECT_STATE: return "'expect-state'";
     case TK_REWRITE: return "'rewrite'";
     case TK_ONCE: return "'once'";
     case TK_FATARROW: return "'=>'";
@@ -210,6 +211,7 @@ static int scan(lexer *lx, lx_token *t)
         "test"   { RET(TK_TEST); }
         "expect" { RET(TK_EXPECT); }
         "expect-rate" { RET(TK_EXPECT_RATE); }
+        "expect-state" { RET(TK_EXPECT_STATE); }
         "rewrite" { RET(TK_REWRITE); }
         "once"   { RET(TK_ONCE); }
         (ipv4 | ipv6 | ipbad) ("/" dec)? { RET(TK_IP); }

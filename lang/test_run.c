@@ -9,13 +9,26 @@
  * `uas "FILE"` runs once per User-Agent line of FILE: its `expect`s must
  * hold for every one, its `expect-rate`s over all of them (the rate of
  * requests with that verdict, at most or at least a percentage).
+ *
+ * State (docs/language.md, "State in tests"): every test has a store of
+ * its own, empty but for its `state` lines; the request's time is its
+ * `clock` (TEST_CLOCK without one); `repeat "N"` classifies the request
+ * N - 1 times with the first expect's filter before the expects run; and
+ * `expect-state` lines are checked on the store afterwards.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "classify.h"
 #include "ctx.h"
+#include "ipaddr.h"
+#include "store.h"
 #include "test_run.h"
+
+/* A test's time without `clock`: 2023-11-14 22:13:20 UTC, fixed so that
+ * windows and half-lives fall the same way on every run. */
+#define TEST_CLOCK INT64_C(1700000000)
+#define TEST_STORE_BYTES (UINT64_C(1) << 20)
 
 /* The value of a test's first directive named `name`, or NULL. */
 static const ast *directive(const ast *test, const char *name)
@@ -101,6 +114,103 @@ static int set_request(const src_set *src, const ast *test, clf_ctx *ctx, const 
     return 0;
 }
 
+static int64_t dec(const ast *s)
+{
+    int64_t v = 0;
+    for (uint32_t i = 0; i < s->slen; i++) v = v * 10 + (s->str[i] - '0');
+    return v;
+}
+
+/* The store key of a `state` or `expect-state` line's "NAME KEY", from
+ * the slot of that name in prog; 0 with a line printed when the program
+ * has no state of that name or the key does not fit its type. */
+static size_t state_key(const src_set *src, const ast *test, const ast *d,
+                        const clf_program *prog, char *key, FILE *out)
+{
+    const char *s = d->a->str, *sp = memchr(s, ' ', d->a->slen);
+    size_t nn = (size_t)(sp - s), kn = d->a->slen - nn - 1;
+    const char *kt = sp + 1;
+    char at[512];
+    where(src, d, at, sizeof at);
+    for (uint32_t i = 0; i < prog->nslots; i++) {
+        const vm_slot *S = &prog->slots[i];
+        const vm_const *nm = &prog->consts[S->name];
+        if (nm->len != nn || memcmp(nm->str, s, nn) != 0) continue;
+        vm_iprange r;
+        int64_t iv = 0;
+        int ok = 1;
+        if (S->keytype == VM_KEY_IP) {
+            ok = vm_iprange_parse(kt, kn, &r);
+        } else if (S->keytype == VM_KEY_INT) {
+            char buf[24], *end;
+            ok = kn > 0 && kn < sizeof buf;
+            if (ok) {
+                memcpy(buf, kt, kn);
+                buf[kn] = 0;
+                iv = strtoll(buf, &end, 10);
+                ok = *end == 0;
+            }
+        }
+        size_t n = ok ? vm_state_key(key, (int)S->kind, S->param, nm->str, nm->len,
+                                     (int)S->keytype, S->keytype == VM_KEY_IP ? (const char *)r.lo
+                                                                              : kt,
+                                     S->keytype == VM_KEY_IP ? 16 : kn, iv)
+                      : 0;
+        if (!n)
+            fprintf(out, "ERROR %s: test \"%s\": \"%.*s\" is not a key of '%.*s' (%s)\n", at,
+                    test->a->str, (int)kn, kt, (int)nn, s,
+                    S->keytype == VM_KEY_IP ? "an address or network" : S->keytype == VM_KEY_INT
+                    ? "an int" : "a str");
+        return n;
+    }
+    fprintf(out, "ERROR %s: test \"%s\": the rules use no state named '%.*s'\n", at,
+            test->a->str, (int)nn, s);
+    return 0;
+}
+
+/* Gives the test's store its `state` lines; -1 (printed) on error. */
+static int set_state(const src_set *src, const ast *test, const clf_program *prog,
+                     clf_store *store, int64_t now_ms, FILE *out)
+{
+    char key[CLF_STATE_KEY_MAX];
+    for (const ast *d = test->b; d; d = d->next) {
+        if (d->kind != AST_TDIR || strcmp(d->str, "state") != 0) continue;
+        size_t n = state_key(src, test, d, prog, key, out);
+        if (!n) return -1;
+        if (clf_store_poke(store, key, n, now_ms, dec(d->b)) != CLF_OK) {
+            char at[512];
+            where(src, d, at, sizeof at);
+            fprintf(out, "ERROR %s: test \"%s\": the store refused this state\n", at,
+                    test->a->str);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Checks the test's `expect-state` lines: 1 all hold, 0 one does not, -1
+ * an error (printed). */
+static int check_state(const src_set *src, const ast *test, const clf_program *prog,
+                       clf_store *store, int64_t now_ms, FILE *out)
+{
+    char key[CLF_STATE_KEY_MAX], at[512];
+    for (const ast *d = test->b; d; d = d->next) {
+        if (d->kind != AST_TDIR || strcmp(d->str, "expect-state") != 0) continue;
+        size_t n = state_key(src, test, d, prog, key, out);
+        if (!n) return -1;
+        int64_t v = 0;
+        clf_store_peek(store, key, n, now_ms, &v);
+        if (v != dec(d->b)) {
+            where(src, d, at, sizeof at);
+            fprintf(out, "FAIL  %s: test \"%s\": state %.*s is %lld, expected %.*s\n", at,
+                    test->a->str, (int)d->a->slen, d->a->str, (long long)v, (int)d->b->slen,
+                    d->b->str);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Runs expectation x on the request in ctx: 1 it holds, 0 not (*got and
  * *v say what happened), -1 the run failed (a line printed). */
 static int check_one(const src_set *src, const ast *test, clf_ctx *ctx, const cg_test_expect *x,
@@ -164,17 +274,24 @@ static int run_one(const src_set *src, const cg_test *t, const uint8_t *bin, siz
     char err[CLF_ERRMSG_SIZE], at[512];
     clf_program *prog = NULL;
     clf_ctx *ctx = NULL;
+    clf_store *store = NULL;
+    const ast *clock = directive(test, "clock"), *rep = directive(test, "repeat");
+    int64_t now_ms = (clock ? dec(clock->a) : TEST_CLOCK) * 1000;
+    static const uint8_t seed[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
     char *text = NULL;
     size_t tlen = 0, lines = 0;
     uint64_t *hits = calloc(t->nexpects ? t->nexpects : 1, sizeof *hits);
     int result = -1;
     if (!hits) goto done;
     if (load_for(test, bin, len, &prog, err, sizeof err) ||
-        clf_ctx_new(prog, &ctx, err, sizeof err)) {
+        clf_ctx_new(prog, &ctx, err, sizeof err) ||
+        clf_store_new(TEST_STORE_BYTES, seed, &store, err, sizeof err)) {
         where(src, test, at, sizeof at);
         fprintf(out, "ERROR %s: test \"%s\": %s\n", at, test->a->str, err);
         goto done;
     }
+    clf_ctx_set_store(ctx, store);
+    if (set_state(src, test, prog, store, now_ms, out)) goto done;
     if (uas && !(text = read_uas(src, test, uas, &tlen, out))) goto done;
     result = 1;
     for (size_t pos = 0; result == 1 && (uas ? pos < tlen : pos == 0); ) {
@@ -195,6 +312,14 @@ static int run_one(const src_set *src, const cg_test *t, const uint8_t *bin, siz
         if (set_request(src, test, ctx, ua, n, out)) {
             result = -1;
             break;
+        }
+        clf_ctx_set_time_ms(ctx, now_ms);
+        for (int64_t k = 1; rep && t->nexpects && k < dec(rep->a) && result == 1; k++) {
+            int got;
+            clf_verdict v;
+            if (check_one(src, test, ctx, &t->expects[0], &got, &v, out) < 0) result = -1;
+            if (set_request(src, test, ctx, ua, n, out)) result = -1;
+            clf_ctx_set_time_ms(ctx, now_ms);
         }
         for (uint32_t i = 0; i < t->nexpects && result == 1; i++) {
             const cg_test_expect *x = &t->expects[i];
@@ -231,9 +356,13 @@ static int run_one(const src_set *src, const cg_test *t, const uint8_t *bin, siz
                          want, pct, lines);
         }
     }
+    if (result == 1) result = check_state(src, test, prog, store, now_ms, out);
     if (result == 1) fprintf(out, "ok    test \"%s\"%s\n", test->a->str, summary);
 done:
     free(text);
+    clf_ctx_free(ctx);
+    ctx = NULL;
+    clf_store_free(store);
     free(hits);
     clf_ctx_free(ctx);
     clf_program_free(prog);

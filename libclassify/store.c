@@ -63,6 +63,11 @@ CLF_API void clf_store_get_stats(const clf_store *store, clf_store_stats *out)
     if (out) vm_store_stats(store, out);
 }
 
+CLF_API int clf_program_uses_state(const clf_program *prog)
+{
+    return prog && prog->nslots > 0;
+}
+
 CLF_API clf_status clf_ctx_set_store(clf_ctx *ctx, clf_store *store)
 {
     if (!ctx) return CLF_E_INVALID;

@@ -139,9 +139,11 @@ static void reload(mainloop *m, const char *why)
 
     if (atomic_load(&srv->stopping))
         return;
+    clf_store *store = atomic_load(&srv->g.store);
     srv_rules *r = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, cfg->ipdb_paths,
-                                  cfg->keys_path, srv->state.store, srv->nworkers, &m->seen, err,
-                                  sizeof err);
+                                  cfg->keys_path, srv->nworkers, &m->seen, &store,
+                                  cfg->state_bytes, err, sizeof err);
+    atomic_store(&srv->g.store, store); /* made by this load, or kept */
     if (r == NULL) {
         atomic_fetch_add(&srv->g.reloads_failed, 1);
         srv_log_error("reload (%s) refused: %s: %s; still serving rules generation %llu",
@@ -353,16 +355,14 @@ static int run(srv_server *srv, srv_config *cfg)
     srv->nworkers = cfg->threads ? cfg->threads : default_threads();
     if (load_reject_body(srv, cfg) != 0)
         return EXIT_USAGE;
-    if (srv_state_open(&srv->state, cfg) != 0)
-        return EXIT_USAGE;
-    srv->g.state = &srv->state;
+    clf_store *store = NULL;
     srv_rules *first = srv_rules_load(cfg->rules_path, cfg->trusted_proxies, cfg->ipdb_paths,
-                                      cfg->keys_path, srv->state.store, srv->nworkers, &m.seen,
-                                      err, sizeof err);
+                                      cfg->keys_path, srv->nworkers, &m.seen, &store,
+                                      cfg->state_bytes, err, sizeof err);
+    atomic_store(&srv->g.store, store);
+    srv->g.state = &srv->state; /* its Redis figures for /metrics */
     if (first == NULL) {
         srv_log_error("%s: %s", cfg->rules_path, err);
-        srv->g.state = NULL;
-        srv_state_close(&srv->state);
         return EXIT_USAGE;
     }
     if (srv_rules_holder_init(&srv->rules, first) != 0)
@@ -404,7 +404,7 @@ static int run(srv_server *srv, srv_config *cfg)
     for (unsigned i = 0; i < srv->nworkers; i++)
         if (srv_worker_init(&srv->workers[i], srv, i) != 0)
             goto out;
-    if (srv_state_start_sync(&srv->state, cfg, m.loop) != 0)
+    if (srv_state_start_sync(&srv->state, cfg, &srv->g.store, m.loop) != 0)
         goto out;
     if (start_main_handles(&m) != 0 || start_workers(srv) != 0)
         goto out;
@@ -445,8 +445,7 @@ out:
         srv_rules_holder_destroy(&srv->rules);
     srv_rdns_cache_free(srv->g.rdns_cache);
     srv->g.rdns_cache = NULL;
-    srv->g.state = NULL;
-    srv_state_close(&srv->state);
+    clf_store_free(atomic_exchange(&srv->g.store, NULL)); /* after every context */
     if (status == EXIT_OK && !cfg->check_only)
         srv_log_info("stopped");
     return status;

@@ -5,6 +5,7 @@
  */
 #include "classify.h"
 #include "srv_config.h"
+#include "size_arg.h"
 #include "srv_redis_url.h"
 #include "usage_error.h"
 
@@ -49,7 +50,12 @@ const char *const srv_usage_text[] = {
     "  --threads N              worker threads, each with its own context\n"
     "                           (default: one per CPU)\n"
     "  --on-error accept|reject verdict when classification fails (default\n"
-    "                           accept)\n",
+    "                           accept)\n"
+    "  --state-bytes N          memory of the store behind the rules' count(),\n"
+    "                           score() and mark(), shared by every thread and\n"
+    "                           kept across reloads (K, M, G; at least 64K; 0:\n"
+    "                           none; default 64M, made only when rules use\n"
+    "                           state; docs/state.md)\n",
     "Reverse DNS (only for rules that read req.rdns or req.rdns_checked; a\n"
     "request never waits: until the answer is in, req.rdns_checked is false):\n"
     "  --rdns on|off            resolve the client address, forward-confirmed\n"
@@ -62,11 +68,9 @@ const char *const srv_usage_text[] = {
     "  --rdns-max-ttl SEC       longest, whatever its TTL (default 3600)\n"
     "  --rdns-timeout SEC       wait for each query (default 2); each is sent\n"
     "                           twice, the second time waiting twice as long\n"
-    "State (the rules' counters, scores and marks; a request never waits):\n"
-    "  --state-bytes N          the store's memory, fixed at start: bytes, or\n"
-    "                           with K, M or G (default 32M; 0 = no store: every\n"
-    "                           count is 0, no score, nothing marked)\n"
-    "  --state-redis URL        share them with every instance using the same\n"
+    "Shared state (a request never waits for Redis):\n"
+    "  --state-redis URL        share the store's counters, scores and marks\n"
+    "                           with every instance using the same\n"
     "                           Redis: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
     "                           or unix:PATH[?db=N] (default: this instance alone)\n"
     "  --state-sync-interval SEC  send this instance's changes and merge the\n"
@@ -149,7 +153,7 @@ typedef enum opt_kind {
     K_OFF,     /* int field: 1 for "off", 0 for "on" */
     K_CONFIG,
     K_FLAG,
-    K_BYTES,   /* size_t field: N, NK, NM or NG (powers of 1024), within [min, max] */
+    K_BYTES,   /* uint64_t bytes, with K/M/G (cm_parse_bytes): 0, or within [min, max] */
     K_REDIS    /* char * field: a --state-redis URL, checked */
 } opt_kind;
 
@@ -193,7 +197,7 @@ static const opt_def opts[] = {
     {"rdns-min-ttl", K_SECONDS, F(rdns_min_ttl_ms), 0, 86400000, 0},
     {"rdns-max-ttl", K_SECONDS, F(rdns_max_ttl_ms), 1000, 604800000, 0},
     {"rdns-timeout", K_SECONDS, F(rdns_timeout_ms), 100, 30000, 0},
-    {"state-bytes", K_BYTES, F(state_bytes), 0, 1ULL << 40, 0},
+    {"state-bytes", K_BYTES, F(state_bytes), CLF_STORE_MIN_BYTES, 1ULL << 40, 0},
     {"state-redis", K_REDIS, F(state_redis), 0, 0, 0},
     {"state-redis-prefix", K_STRING, F(state_redis_prefix), 0, 0, 0},
     {"state-sync-interval", K_SECONDS, F(state_sync_ms), 10, 60000, 0},
@@ -246,28 +250,6 @@ static int parse_seconds(const char *s, unsigned long long *ms)
     if (*p != '\0')
         return -1;
     *ms = whole * 1000 + frac;
-    return 0;
-}
-
-/* A size: digits, then nothing (bytes) or K, M, G (KiB, MiB, GiB). */
-static int parse_bytes(const char *s, unsigned long long *out)
-{
-    char digits[32];
-    size_t n = strlen(s);
-    unsigned shift = 0;
-    if (n > 0 && strchr("kKmMgG", s[n - 1]) != NULL) {
-        char u = s[n - 1];
-        shift = u == 'k' || u == 'K' ? 10 : u == 'm' || u == 'M' ? 20 : 30;
-        n--;
-    }
-    if (n == 0 || n >= sizeof digits)
-        return -1;
-    memcpy(digits, s, n);
-    digits[n] = '\0';
-    unsigned long long v;
-    if (parse_ull(digits, &v) != 0 || v > (~0ULL >> shift))
-        return -1;
-    *out = v << shift;
     return 0;
 }
 
@@ -343,6 +325,16 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
         else
             *(size_t *)(void *)(base + o->offset) = (size_t)n;
         return 0;
+    case K_BYTES: {
+        uint64_t v;
+        if (cm_parse_bytes(val, &v) != 0 || (v != 0 && (v < o->min || v > o->max))) {
+            cli_usage_error(PROG, "%s: '%s' is not 0 or a size from %lluK to %lluG (K, M, G)",
+                            where, val, o->min >> 10, o->max >> 30);
+            return -1;
+        }
+        *(uint64_t *)(void *)(base + o->offset) = v;
+        return 0;
+    }
     case K_SECONDS:
         if (parse_seconds(val, &n) != 0 || n < o->min || n > o->max) {
             cli_usage_error(PROG, "%s: '%s' is not a number of seconds from %g to %g", where,
@@ -413,14 +405,6 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
         return read_config_file(cfg, val, depth + 1);
     case K_FLAG:
         *(int *)(void *)(base + o->offset) = 1;
-        return 0;
-    case K_BYTES:
-        if (parse_bytes(val, &n) != 0 || n < o->min || n > o->max) {
-            cli_usage_error(PROG, "%s: '%s' is not a size from %llu to %llu bytes (N, NK, NM "
-                            "or NG)", where, val, o->min, o->max);
-            return -1;
-        }
-        *(size_t *)(void *)(base + o->offset) = (size_t)n;
         return 0;
     case K_REDIS: {
         srv_redis_url u;
@@ -515,7 +499,7 @@ static void set_defaults(srv_config *cfg)
     cfg->rdns_min_ttl_ms = 60000;
     cfg->rdns_max_ttl_ms = 3600000;
     cfg->rdns_timeout_ms = 2000;
-    cfg->state_bytes = (size_t)32 << 20;
+    cfg->state_bytes = CLF_DEFAULT_STORE_BYTES;
     cfg->state_sync_ms = 1000;
     cfg->state_redis_timeout_ms = 2000;
 }

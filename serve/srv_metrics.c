@@ -1,6 +1,7 @@
 /*
  * srv_metrics.c: per-worker counters and their Prometheus rendering.
  */
+#include "classify.h"
 #include "srv_metrics.h"
 #include "srv_rdns_cache.h"
 #include "srv_state.h"
@@ -243,6 +244,32 @@ static void render_rdns(sbuf *b, srv_metrics *const *w, size_t nw, srv_rdns_cach
               srv_rdns_cache_count(c));
 }
 
+static void render_state(sbuf *b, const clf_store *st)
+{
+    clf_store_stats s;
+    clf_store_get_stats(st, &s);
+    sb_printf(b,
+              "# HELP classify_state_bytes Memory of the state store (--state-bytes).\n"
+              "# TYPE classify_state_bytes gauge\n"
+              "classify_state_bytes %llu\n"
+              "# HELP classify_state_entries Entries the state store holds, and can hold.\n"
+              "# TYPE classify_state_entries gauge\n"
+              "classify_state_entries{of=\"used\"} %llu\n"
+              "classify_state_entries{of=\"capacity\"} %llu\n"
+              "# HELP classify_state_evictions_total Entries replaced by a newer one of no more value.\n"
+              "# TYPE classify_state_evictions_total counter\n"
+              "classify_state_evictions_total %llu\n"
+              "# HELP classify_state_refused_total New entries not stored: their bucket held only more valuable ones.\n"
+              "# TYPE classify_state_refused_total counter\n"
+              "classify_state_refused_total %llu\n"
+              "# HELP classify_state_busy_total State calls given up on a bucket lock (answered as absent).\n"
+              "# TYPE classify_state_busy_total counter\n"
+              "classify_state_busy_total %llu\n",
+              (unsigned long long)s.bytes, (unsigned long long)s.used,
+              (unsigned long long)s.capacity, (unsigned long long)s.evictions,
+              (unsigned long long)s.refused, (unsigned long long)s.busy);
+}
+
 int srv_metrics_render(srv_metrics *const *w, size_t nw, const srv_globals *g,
                        char **out, size_t *len)
 {
@@ -307,6 +334,9 @@ int srv_metrics_render(srv_metrics *const *w, size_t nw, const srv_globals *g,
               (unsigned long long)load(&g->rules_loaded_at));
     if (g->rdns_cache != NULL)
         render_rdns(&b, w, nw, g->rdns_cache);
+    clf_store *st = atomic_load_explicit(&((srv_globals *)g)->store, memory_order_acquire);
+    if (st != NULL)
+        render_state(&b, st);
     if (g->state != NULL) {
         char *text;
         size_t tlen;

@@ -89,7 +89,10 @@ typedef struct srv_globals {
     atomic_uint_least64_t rules_loaded_at; /* Unix seconds */
     atomic_long conns_open;
     struct srv_rdns_cache *rdns_cache; /* NULL: --rdns off; set before the workers start */
-    const struct srv_state *state;     /* the store and its sync; set before the workers start */
+    /* The state store (docs/state.md): made by the main thread with the
+     * first rules that use state, then kept across reloads; NULL until. */
+    struct clf_store *_Atomic store;
+    const struct srv_state *state;     /* --state-redis figures; set before the workers start */
 } srv_globals;
 
 /* Renders the Prometheus text exposition (version 0.0.4) of all workers

@@ -121,8 +121,8 @@ static int load_keys(clf_options *opts, const char *keys, clf_keyring **ring, ch
 }
 
 srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipdbs,
-                          const char *keys, clf_store *store, unsigned nctx, struct stat *seen,
-                          char *err, size_t errlen)
+                          const char *keys, unsigned nctx, struct stat *seen,
+                          clf_store **store, uint64_t state_bytes, char *err, size_t errlen)
 {
     clf_keyring *ring = NULL;
     size_t len = 0;
@@ -156,11 +156,12 @@ srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipd
             goto fail;
         if (smoke_test(r->ctx[i], err, errlen) != 0)
             goto fail;
-        if (store != NULL && clf_ctx_set_store(r->ctx[i], store) != CLF_OK) {
-            snprintf(err, errlen, "cannot give a context the state store");
-            goto fail;
-        }
     }
+    if (clf_program_uses_state(r->prog) && *store == NULL && state_bytes != 0 &&
+        clf_store_new(state_bytes, NULL, store, err, errlen) != CLF_OK)
+        goto fail;
+    for (unsigned i = 0; i < nctx; i++)
+        clf_ctx_set_store(r->ctx[i], *store);
     clf_options_free(opts);
     free(bytes);
     return r;

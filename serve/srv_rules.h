@@ -51,13 +51,16 @@ typedef struct srv_rules_holder {
  * reload picks up a replaced file) and the key ring of `keys` (NULL or a
  * path for clf_keyring_load, read again on every load so that a reload
  * picks up rotated keys), makes `nctx` contexts and classifies
- * one test request with each, then gives each the state `store` (NULL:
- * none; after the test, so the test request counts nowhere). Returns a bundle with refs = 1, or NULL
+ * one test request with each. Returns a bundle with refs = 1, or NULL
  * with a message in err. When the file could be opened, *seen gets its
  * fstat (so a watcher knows which version it tried, good or bad). */
 srv_rules *srv_rules_load(const char *path, const char *trusted, const char *ipdbs,
-                          const char *keys, clf_store *store, unsigned nctx, struct stat *seen,
-                          char *err, size_t errlen);
+                          const char *keys, unsigned nctx, struct stat *seen,
+                          clf_store **store, uint64_t state_bytes, char *err, size_t errlen);
+/* (store: the server's one state store, *store NULL until rules use
+ * state: then it is made here, of state_bytes (0: never), and kept by
+ * the caller across reloads; every context of the bundle uses it, after
+ * its smoke test, which must not count.) */
 
 /* The same file version: device, inode, size, change and modify times. */
 int srv_rules_same_file(const struct stat *a, const struct stat *b);

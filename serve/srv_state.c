@@ -1,5 +1,5 @@
 /*
- * srv_state.c: the store, its sync, and their figures (srv_state.h).
+ * srv_state.c: the --state-redis sync and its figures (srv_state.h).
  */
 #include "srv_state.h"
 #include "srv_log.h"
@@ -9,22 +9,10 @@
 #include <string.h>
 #include <sys/time.h>
 
-int srv_state_open(srv_state *s, const srv_config *cfg)
+int srv_state_start_sync(srv_state *s, const srv_config *cfg, clf_store *_Atomic *store,
+                         uv_loop_t *loop)
 {
-    memset(s, 0, sizeof *s);
-    if (cfg->state_bytes == 0)
-        return 0;
-    char err[256];
-    if (clf_store_new(cfg->state_bytes, NULL, &s->store, err, sizeof err) != CLF_OK) {
-        srv_log_error("--state-bytes %zu: %s", cfg->state_bytes, err);
-        return -1;
-    }
-    return 0;
-}
-
-int srv_state_start_sync(srv_state *s, const srv_config *cfg, uv_loop_t *loop)
-{
-    if (cfg->state_redis == NULL || s->store == NULL)
+    if (cfg->state_redis == NULL)
         return 0;
     srv_redis_url url;
     char err[256];
@@ -33,8 +21,11 @@ int srv_state_start_sync(srv_state *s, const srv_config *cfg, uv_loop_t *loop)
         return -1;
     }
     srv_redis_url_name(&url, s->redis_name, sizeof s->redis_name);
+    for (char *c = s->redis_name; *c; c++) /* a label value: no quote, no backslash */
+        if (*c == '"' || *c == '\\')
+            *c = '_';
     s->has_redis = 1;
-    s->sync = srv_sync_new(loop, s->store, &url, cfg->state_redis_prefix, cfg->state_sync_ms,
+    s->sync = srv_sync_new(loop, store, &url, cfg->state_redis_prefix, cfg->state_sync_ms,
                            cfg->state_redis_timeout_ms, &s->stats);
     if (s->sync == NULL)
         return -1;
@@ -50,13 +41,6 @@ void srv_state_stop_sync(srv_state *s)
         srv_sync_close(s->sync);
         s->sync = NULL;
     }
-}
-
-void srv_state_close(srv_state *s)
-{
-    srv_state_stop_sync(s);
-    clf_store_free(s->store);
-    s->store = NULL;
 }
 
 static unsigned long long ld(const atomic_uint_least64_t *c)
@@ -131,33 +115,6 @@ int srv_state_render(const srv_state *s, char **out, size_t *len)
     FILE *f = open_memstream(out, len);
     if (f == NULL)
         return -1;
-    if (s->store != NULL) {
-        clf_store_stats ss;
-        clf_store_get_stats(s->store, &ss);
-        fprintf(f,
-                "# HELP classify_state_store_bytes Memory of the state store (--state-bytes).\n"
-                "# TYPE classify_state_store_bytes gauge\n"
-                "classify_state_store_bytes %llu\n"
-                "# HELP classify_state_store_capacity Entries the state store holds at most.\n"
-                "# TYPE classify_state_store_capacity gauge\n"
-                "classify_state_store_capacity %llu\n"
-                "# HELP classify_state_store_entries Entries in use.\n"
-                "# TYPE classify_state_store_entries gauge\n"
-                "classify_state_store_entries %llu\n"
-                "# HELP classify_state_store_evictions_total Entries evicted to make room.\n"
-                "# TYPE classify_state_store_evictions_total counter\n"
-                "classify_state_store_evictions_total %llu\n"
-                "# HELP classify_state_store_refused_total Entries not made: no room by the "
-                "eviction rule.\n"
-                "# TYPE classify_state_store_refused_total counter\n"
-                "classify_state_store_refused_total %llu\n"
-                "# HELP classify_state_store_busy_total Operations that gave up on a locked bucket.\n"
-                "# TYPE classify_state_store_busy_total counter\n"
-                "classify_state_store_busy_total %llu\n",
-                (unsigned long long)ss.bytes, (unsigned long long)ss.capacity,
-                (unsigned long long)ss.used, (unsigned long long)ss.evictions,
-                (unsigned long long)ss.refused, (unsigned long long)ss.busy);
-    }
     if (s->has_redis)
         render_redis(f, s);
     if (ferror(f)) {

@@ -59,7 +59,8 @@ typedef struct rec {
 
 struct srv_sync {
     uv_loop_t *loop;
-    clf_store *store;
+    clf_store *_Atomic *store_ref;
+    clf_store *store; /* the batch's: *store_ref when it started */
     srv_redis *redis;
     srv_sync_stats *st;
     char prefix[PREFIX_MAX + 1];
@@ -320,6 +321,11 @@ static void on_tick(uv_timer_t *t)
         return;
     }
     srv_count(&s->st->ticks[SRV_SYNC_TICK_SYNCED], 1);
+    s->store = atomic_load(s->store_ref);
+    if (s->store == NULL) { /* no rules have used state yet */
+        atomic_store(&s->st->last_sync_ms, unix_ms());
+        return;
+    }
     s->nrec = 0;
     s->batch_bad = 0;
     s->walking = 1;
@@ -375,7 +381,7 @@ static void on_state(void *ud, int up)
         srv_redis_flush(s->redis);
 }
 
-srv_sync *srv_sync_new(uv_loop_t *loop, clf_store *store, const srv_redis_url *url,
+srv_sync *srv_sync_new(uv_loop_t *loop, clf_store *_Atomic *store, const srv_redis_url *url,
                        const char *prefix, uint64_t interval_ms, uint64_t timeout_ms,
                        srv_sync_stats *st)
 {
@@ -389,7 +395,7 @@ srv_sync *srv_sync_new(uv_loop_t *loop, clf_store *store, const srv_redis_url *u
         return NULL;
     }
     s->loop = loop;
-    s->store = store;
+    s->store_ref = store;
     s->st = st;
     s->prefixlen = strlen(prefix) > PREFIX_MAX ? PREFIX_MAX : strlen(prefix);
     memcpy(s->prefix, prefix, s->prefixlen);

@@ -41,7 +41,7 @@
 #define SRV_SYNC_EXPIRY_SLACK_MS 60000
 
 enum srv_sync_tick {
-    SRV_SYNC_TICK_SYNCED, /* a batch was collected and sent (maybe empty) */
+    SRV_SYNC_TICK_SYNCED, /* a batch was collected and sent (maybe empty, or no store yet) */
     SRV_SYNC_TICK_DOWN,   /* Redis unreachable: nothing collected */
     SRV_SYNC_TICK_BUSY,   /* the last batch still in flight: skipped */
     SRV_SYNC_TICKS
@@ -61,22 +61,18 @@ typedef struct srv_sync_stats {
 
 typedef struct srv_sync srv_sync;
 
-/* Starts syncing `store` (which outlives the sync) through `url` on
- * `loop`: interval_ms between syncs, timeout_ms for Redis's connection
+/* Starts syncing the store `*store` (NULL until rules use state; read at
+ * each interval; the store outlives the sync) through `url` on `loop`:
+ * interval_ms between syncs, timeout_ms for Redis's connection
  * and replies, `prefix` before every Redis key (copied, at most 64
  * bytes). `st` (zeroed) must outlive the sync. Returns NULL when out of
  * memory. */
-srv_sync *srv_sync_new(uv_loop_t *loop, clf_store *store, const srv_redis_url *url,
+srv_sync *srv_sync_new(uv_loop_t *loop, clf_store *_Atomic *store, const srv_redis_url *url,
                        const char *prefix, uint64_t interval_ms, uint64_t timeout_ms,
                        srv_sync_stats *st);
 
 /* Stops: the batch in flight is abandoned, the connection closed, the
  * handles closed; `s` is freed once libuv is done with them. */
 void srv_sync_close(srv_sync *s);
-
-/* The Prometheus text of `st` (and of the store's figures when `store`
- * is not NULL) appended to a new buffer (*out, *len; the caller frees
- * it). Any thread. Returns 0 or -1. */
-int srv_sync_render(const srv_sync_stats *st, const char *redis_name, char **out, size_t *len);
 
 #endif /* CLI_SRV_SYNC_H */

@@ -42,7 +42,7 @@ typedef struct site {
 
 static int reads_register(vm_operand k)
 {
-    return vm_operand_regtype(k) != 0 && !vm_operand_writes(k);
+    return (vm_operand_regtype(k) != 0 && !vm_operand_writes(k)) || k == VM_OPND_RKEY;
 }
 
 /* A value of register type `type`. */

@@ -704,6 +704,8 @@ CLF_API clf_status clf_store_wrap(const clf_store_ops *ops, void *self, clf_stor
  * err. Thread-safe in use: any number of threads and contexts may share
  * it (one lock per bucket, held for a few dozen instructions). */
 #define CLF_STORE_MIN_BYTES (UINT64_C(64) << 10) /* 64 KiB */
+/* What classify-run and classify-serve make without --state-bytes. */
+#define CLF_DEFAULT_STORE_BYTES (UINT64_C(64) << 20) /* 64 MiB: 349,520 entries */
 CLF_API clf_status clf_store_new(uint64_t bytes, const uint8_t seed[16], clf_store **out,
                                  char *err, size_t errlen);
 
@@ -737,6 +739,11 @@ typedef struct clf_store_stats {
     uint64_t bytes, capacity, used, evictions, refused, busy;
 } clf_store_stats;
 CLF_API void clf_store_get_stats(const clf_store *store, clf_store_stats *out);
+
+/* 1 when the rules of `prog` make state calls (count, score, mark...),
+ * so that a host makes a store only for rules that use one; 0 otherwise
+ * and for NULL. Thread-safe; never allocates. */
+CLF_API int clf_program_uses_state(const clf_program *prog);
 
 /* Makes the rules run on `ctx` read and write `store` (NULL: no store;
  * then every state call has its defined "absent" result). The context

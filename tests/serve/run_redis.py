@@ -427,7 +427,7 @@ def options(t, serve_bin, rules):
     rc, err = check("--state-redis", "redis://h", "--state-bytes", "0")
     t.ok(rc == 2 and "--state-bytes is 0" in err, "--state-redis needs a store", err)
     rc, err = check("--state-bytes", "12X")
-    t.ok(rc == 2 and "not a size" in err, "--state-bytes: a bad size", err)
+    t.ok(rc == 2 and "a size from" in err, "--state-bytes: a bad size", err)
     rc, err = check("--state-sync-interval", "0")
     t.ok(rc == 2 and "--state-sync-interval" in err, "--state-sync-interval: at least 0.01 s", err)
 
