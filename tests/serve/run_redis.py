@@ -363,7 +363,7 @@ def garbage(t, serve_bin, rules, tmp):
     out = c.output()
     t.ok("unreachable" in out and ("a reply to no command" in out or "not the Redis protocol" in out),
          "the log names the first failure", out[-2000:])
-    c.stop()
+    t.eq(c.stop(), 0, "it stops cleanly (exit 0; no sanitizer report) with the fake Redis")
     fake.stop()
 
 
@@ -376,7 +376,7 @@ def absent(t, serve_bin, rules, tmp):
         "it keeps trying (connect failures counted)")
     t.ok("unreachable (connect: connection refused)" in c.output(), "the log says why",
          c.output()[-1500:])
-    c.stop()
+    t.eq(c.stop(), 0, "it stops cleanly (exit 0) while retrying")
 
 
 def auth_db_unix(t, serve_bin, redis_bin, rules, tmp):
@@ -401,7 +401,7 @@ def auth_db_unix(t, serve_bin, redis_bin, rules, tmp):
             "classify_state_redis_failures_total{kind=\"reply\"}", 0) >= 1, 5) and up(bad) == 0,
             "a wrong password: a reply failure, down")
         t.ok("WRONGPASS" in bad.output(), "the log has Redis's answer", bad.output()[-1500:])
-        bad.stop()
+        t.eq(bad.stop(), 0, "it stops cleanly (exit 0)")
         ux = serve(serve_bin, rules, tmp, "unix", "unix://:s3cr%%40t@%s?db=3" % sock)
         t.ok(wait_for(lambda: up(ux) == 1, 5), "a unix socket: up")
         ux.stop()
