@@ -44,8 +44,9 @@ int64_t vm_state_call(clf_ctx *ctx, vm_opcode op, const vm_slot *S, const vm_val
     case OP_STSCORE: {
         double v = 0;
         st = vm_store_score(ctx->store, key, n, S->param, op == OP_STSCADD ? S->amount : 0, t, &v);
-        /* + 1e-9: a value that decayed to 2.9999999 after adding 3 reads 3 */
-        out = v > 0 ? (int64_t)floor(v + 1e-9) : 0;
+        /* rounded to the nearest: 5 added twice a millisecond apart is
+         * 9.99999 by then, which the rules should read as 10 */
+        out = !(v > 0) ? 0 : v >= 9.2e18 ? INT64_MAX : (int64_t)floor(v + 0.5);
         break;
     }
     default: {

@@ -3,8 +3,8 @@
  * host's store.
  *
  * Memory. One region of exactly the configured bytes: a 128-byte header,
- * one 32-bit lock per bucket, then the buckets, each eight 192-byte
- * entries. Nothing is allocated after creation, so a flood of distinct
+ * then the buckets, each a 64-byte line (its lock and its entries' short
+ * tags) and eight 192-byte entries. Nothing is allocated after creation, so a flood of distinct
  * keys can only replace entries, never grow the store.
  *
  * Placement. A key's bucket comes from SipHash-2-4 of its text under a
@@ -85,11 +85,21 @@ typedef struct st_region {
 
 _Static_assert(sizeof(st_region) == ST_HEAD, "the header is 128 bytes");
 
+/* A bucket: its lock and its entries' short tags in one cache line, so
+ * that a lookup reads that line and then only the entry that matches. */
+typedef struct st_bucket {
+    _Atomic uint32_t lock;
+    uint32_t tags[ST_WAYS]; /* (hash >> 32) | 1 of each entry in use; 0: free */
+    uint8_t pad[64 - 4 - 4 * ST_WAYS];
+    st_entry e[ST_WAYS];
+} st_bucket;
+
+_Static_assert(sizeof(st_bucket) == 64 + ST_WAYS * 192, "a bucket is 1600 bytes");
+
 struct clf_store {
     int builtin, owns;
     st_region *r;
-    _Atomic uint32_t *locks;
-    st_entry *ents;
+    st_bucket *buckets;
     clf_store_ops ops;
     void *self;
 };
@@ -114,8 +124,13 @@ static uint64_t siphash(uint64_t k0, uint64_t k1, const uint8_t *m, size_t n)
     uint64_t v2 = k0 ^ UINT64_C(0x6c7967656e657261), v3 = k1 ^ UINT64_C(0x7465646279746573);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        uint64_t w = 0;
+        uint64_t w;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(&w, m + i, 8); /* SipHash reads words little-endian */
+#else
+        w = 0;
         for (int k = 7; k >= 0; k--) w = (w << 8) | m[i + (size_t)k];
+#endif
         v3 ^= w;
         SIPROUND;
         SIPROUND;
@@ -142,6 +157,19 @@ static size_t put(char *buf, size_t at, const void *p, size_t n)
     return at + n;
 }
 
+/* Decimal digits of v (a request's hot path: no snprintf), into d
+ * (21 bytes); returns the length. */
+static size_t decimal(char *d, uint64_t v, int neg)
+{
+    char t[24];
+    size_t n = 0, k = 0;
+    do t[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    if (neg) d[k++] = '-';
+    while (n) d[k++] = t[--n];
+    return k;
+}
+
 size_t vm_state_key(char *buf, int kind, uint32_t param, const char *name, size_t namelen,
                     int keytype, const char *p, size_t n, int64_t i)
 {
@@ -157,7 +185,7 @@ size_t vm_state_key(char *buf, int kind, uint32_t param, const char *name, size_
         break;
     case VM_KEY_INT:
         type = "int";
-        vn = (size_t)snprintf(val, sizeof val, "%lld", (long long)i);
+        vn = decimal(val, i < 0 ? 0 - (uint64_t)i : (uint64_t)i, i < 0);
         break;
     default:
         if (n <= VM_STATE_STR_KEY_MAX) {
@@ -171,8 +199,11 @@ size_t vm_state_key(char *buf, int kind, uint32_t param, const char *name, size_
                                   (unsigned long long)h.low64);
         }
     }
-    int hn = snprintf(head, sizeof head, "%c:%u:", kinds[kind & 3], (unsigned)param);
-    size_t at = put(buf, 0, head, (size_t)hn);
+    head[0] = kinds[kind & 3];
+    head[1] = ':';
+    size_t hn = 2 + decimal(head + 2, param, 0);
+    head[hn++] = ':';
+    size_t at = put(buf, 0, head, hn);
     at = put(buf, at, name, namelen);
     at = put(buf, at, ":", 1);
     at = put(buf, at, type, strlen(type));
@@ -259,17 +290,29 @@ static int64_t counter_estimate(const st_entry *e, int64_t now)
 
 #define MARK_RANK 1e15
 
-/* What an entry is worth keeping at `now`, for eviction (entry unchanged). */
+/* What an entry is worth keeping at `now`, for eviction: what the rules
+ * would read (the entry is not changed). */
 static double value_of(const st_entry *e, int64_t now)
 {
     if (!e->tag) return -1;
-    st_entry c = *e;
-    now = advance(&c, now);
-    switch (c.kind) {
-    case CLF_STATE_COUNTER: return (double)counter_estimate(&c, now);
-    case CLF_STATE_SCORE: return c.u.s.v + c.u.s.r;
+    if (now < e->t_ms) now = e->t_ms;
+    switch (e->kind) {
+    case CLF_STATE_COUNTER: {
+        int64_t W = wms(e), k = now / W;
+        double cur = (double)e->u.c.cur + e->u.c.rcur, prev = (double)e->u.c.prev + e->u.c.rprev;
+        if (k == e->u.c.win + 1) {
+            prev = cur;
+            cur = 0;
+        } else if (k != e->u.c.win) {
+            return 0;
+        }
+        return cur + floor(prev * (double)(W - (now - k * W)) / (double)W);
+    }
+    case CLF_STATE_SCORE:
+        return (e->u.s.v + e->u.s.r) *
+               exp2(-(double)(now - e->t_ms) / ((double)e->param * 1000.0));
     default: {
-        int64_t x = c.u.m.exp > c.u.m.rexp ? c.u.m.exp : c.u.m.rexp;
+        int64_t x = e->u.m.exp > e->u.m.rexp ? e->u.m.exp : e->u.m.rexp;
         return x > now ? MARK_RANK + (double)(x - now) : 0;
     }
     }
@@ -279,7 +322,7 @@ static double value_of(const st_entry *e, int64_t now)
 
 static int lock_bucket(clf_store *s, uint64_t b)
 {
-    _Atomic uint32_t *l = &s->locks[b];
+    _Atomic uint32_t *l = &s->buckets[b].lock;
     for (unsigned i = 0; i < ST_SPIN; i++) {
         uint32_t z = 0;
         if (atomic_load_explicit(l, memory_order_relaxed) == 0 &&
@@ -294,7 +337,7 @@ static int lock_bucket(clf_store *s, uint64_t b)
 
 static void unlock_bucket(clf_store *s, uint64_t b)
 {
-    atomic_store_explicit(&s->locks[b], 0, memory_order_release);
+    atomic_store_explicit(&s->buckets[b].lock, 0, memory_order_release);
 }
 
 typedef struct st_slot {
@@ -313,11 +356,14 @@ static st_slot place(const clf_store *s, const char *key, size_t keylen)
 static st_entry *find(clf_store *s, st_slot sl, const char *key, size_t keylen, int kind,
                       uint32_t param, int64_t now, double create, int *refused)
 {
-    st_entry *b = s->ents + sl.bucket * ST_WAYS, *victim = NULL;
+    st_bucket *bk = &s->buckets[sl.bucket];
+    st_entry *b = bk->e, *victim = NULL;
+    uint32_t t32 = (uint32_t)(sl.tag >> 32) | 1;
     double least = 0;
     *refused = 0;
     for (unsigned i = 0; i < ST_WAYS; i++)
-        if (b[i].tag == sl.tag && b[i].keylen == keylen && memcmp(b[i].key, key, keylen) == 0)
+        if (bk->tags[i] == t32 && b[i].tag == sl.tag && b[i].keylen == keylen &&
+            memcmp(b[i].key, key, keylen) == 0)
             return &b[i];
     if (create < 0) return NULL;
     for (unsigned i = 0; i < ST_WAYS; i++) {
@@ -335,6 +381,7 @@ static st_entry *find(clf_store *s, st_slot sl, const char *key, size_t keylen, 
     atomic_fetch_add_explicit(victim->tag ? &s->r->evictions : &s->r->used, 1,
                               memory_order_relaxed);
     memset(victim, 0, sizeof *victim);
+    bk->tags[victim - b] = t32;
     victim->tag = sl.tag;
     victim->kind = (uint8_t)kind;
     victim->keylen = (uint8_t)keylen;
@@ -450,12 +497,7 @@ clf_status vm_store_mark(clf_store *s, const char *key, size_t keylen, uint32_t 
 
 /* ---- creation ---- */
 
-static uint64_t nbuckets_for(uint64_t bytes)
-{
-    return (bytes - ST_HEAD - 64) / (ST_WAYS * sizeof(st_entry) + sizeof(uint32_t));
-}
-
-static uint64_t locks_bytes(uint64_t nb) { return (nb * sizeof(uint32_t) + 63) & ~UINT64_C(63); }
+static uint64_t nbuckets_for(uint64_t bytes) { return (bytes - ST_HEAD) / sizeof(st_bucket); }
 
 static clf_status check_region(const void *mem, uint64_t bytes, char *err, size_t errlen)
 {
@@ -520,8 +562,7 @@ clf_status vm_store_attach(void *mem, uint64_t bytes, int owns, clf_store **out,
     s->builtin = 1;
     s->owns = owns;
     s->r = r;
-    s->locks = (_Atomic uint32_t *)((char *)mem + ST_HEAD);
-    s->ents = (st_entry *)((char *)mem + ST_HEAD + locks_bytes(r->nbuckets));
+    s->buckets = (st_bucket *)((char *)mem + ST_HEAD);
     *out = s;
     return CLF_OK;
 }
@@ -569,7 +610,7 @@ clf_status vm_store_collect(clf_store *s, uint32_t *cursor, uint32_t max_buckets
         clf_state_delta d[ST_WAYS];
         unsigned n = 0;
         if (!lock_bucket(s, b)) continue; /* its changes wait for the next round */
-        st_entry *e = s->ents + b * ST_WAYS;
+        st_entry *e = s->buckets[b].e;
         for (unsigned i = 0; i < ST_WAYS; i++) {
             if (!e[i].tag || !e[i].dirty) continue;
             copy[n] = e[i];
@@ -663,7 +704,7 @@ clf_status vm_store_peek(clf_store *s, const char *key, size_t keylen, int64_t n
         st_entry c = *e;
         int64_t now = advance(&c, now_ms);
         if (kind == CLF_STATE_COUNTER) *out = counter_estimate(&c, now);
-        else if (kind == CLF_STATE_SCORE) *out = (int64_t)floor(c.u.s.v + c.u.s.r + 1e-9);
+        else if (kind == CLF_STATE_SCORE) *out = (int64_t)floor(c.u.s.v + c.u.s.r + 0.5);
         else *out = (c.u.m.exp > c.u.m.rexp ? c.u.m.exp : c.u.m.rexp) > now;
     }
     unlock_bucket(s, sl.bucket);

@@ -696,7 +696,7 @@ CLF_API clf_status clf_store_wrap(const clf_store_ops *ops, void *self, clf_stor
 /* The built-in store in `bytes` of memory (mmap'd, private to the
  * process), all of it reserved at creation and no more ever: at least
  * CLF_STORE_MIN_BYTES, at most 2^40. Entries live in buckets of eight;
- * an entry costs 192 bytes (docs/state.md, "Memory"). The hash that
+ * an entry costs 200 bytes (docs/state.md, "Memory"). The hash that
  * places keys is keyed by a secret seed drawn from getrandom() (seed NULL)
  * or the 16 bytes given (tests), so that nobody outside can aim keys at
  * one bucket. Returns CLF_OK and the store in *out; CLF_E_INVALID (out
@@ -705,7 +705,7 @@ CLF_API clf_status clf_store_wrap(const clf_store_ops *ops, void *self, clf_stor
  * it (one lock per bucket, held for a few dozen instructions). */
 #define CLF_STORE_MIN_BYTES (UINT64_C(64) << 10) /* 64 KiB */
 /* What classify-run and classify-serve make without --state-bytes. */
-#define CLF_DEFAULT_STORE_BYTES (UINT64_C(64) << 20) /* 64 MiB: 349,520 entries */
+#define CLF_DEFAULT_STORE_BYTES (UINT64_C(64) << 20) /* 64 MiB: 335,544 entries */
 CLF_API clf_status clf_store_new(uint64_t bytes, const uint8_t seed[16], clf_store **out,
                                  char *err, size_t errlen);
 
@@ -814,7 +814,8 @@ typedef struct clf_state_remote {
 CLF_API clf_status clf_store_merge(clf_store *store, const clf_state_remote *remote);
 
 /* Reads one entry of a built-in store at `now_ms` without changing it:
- * the counter's estimate, the score's floor, or 1/0 for a mark, local and
+ * the counter's estimate, the score rounded to the nearest integer (as
+ * the rules read it), or 1/0 for a mark, local and
  * remote parts together, in *out (0 when absent). For tests and tools.
  * Returns CLF_OK, CLF_E_INVALID. */
 CLF_API clf_status clf_store_peek(clf_store *store, const char *key, size_t keylen,

@@ -25,6 +25,9 @@
  *   ipset 10.0.0.0/8 A-B  an IP set: its ranges, CIDR or LOW-HIGH, in the
  *                         order given (not sorted or merged); repeatable
  *   ipsetraw FIRST COUNT  an IP set over ranges already listed
+ *   slot KIND KEY NAME PERIOD AMOUNT  a state slot: kind 1 counter, 2 score,
+ *                         3 mark; key type 1 ip, 2 int, 3 str; NAME the
+ *                         index of a string constant (`strs`); repeatable
  *   capture S T F G RE    a capture: subject S, test T, flags F (numeric
  *                         Hyperscan flags), group G, regex RE (rest of line)
  *   limit registers N     load with CLF_LIMIT_REGISTERS N
@@ -82,6 +85,8 @@ typedef struct vcase {
     uint32_t nranges;
     vm_ipset ipsets[16];
     uint32_t nipsets;
+    vm_slot slots[8];
+    uint32_t nslots;
     vm_capt capts[8];
     char capt_re[8][128];
     uint32_t ncapts;
@@ -215,6 +220,13 @@ static int parse(const char *path, vcase *c, char *why, size_t whylen)
         } else if (strcmp(word, "header") == 0) {
             if (c->nheaders >= 4) BAD("too many headers");
             snprintf(c->headers[c->nheaders++], 64, "%s", rest);
+        } else if (strcmp(word, "slot") == 0) {
+            if (c->nslots >= 8) BAD("too many slots");
+            vm_slot *S = &c->slots[c->nslots++];
+            long long am;
+            if (sscanf(rest, "%u %u %u %u %lld", &S->kind, &S->keytype, &S->name, &S->param, &am) != 5)
+                BAD("slot KIND KEYTYPE NAME PERIOD AMOUNT");
+            S->amount = am;
         } else if (strcmp(word, "ipset") == 0 || strcmp(word, "ipsetraw") == 0) {
             if (c->nipsets >= 16) BAD("too many IP sets");
             vm_ipset *S = &c->ipsets[c->nipsets++];
@@ -336,6 +348,8 @@ static clf_status load_case(const vcase *c, char *msg, size_t msglen)
     p.nranges = c->nranges;
     p.ipsets = (vm_ipset *)c->ipsets;
     p.nipsets = c->nipsets;
+    p.slots = (vm_slot *)c->slots;
+    p.nslots = c->nslots;
     p.capts = capts;
     p.ncapts = c->ncapts;
     for (uint32_t s = 0; s < c->nsubj; s++) {
