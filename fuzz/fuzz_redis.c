@@ -16,7 +16,8 @@
  *   - a reply array is longer than SRV_REDIS_MAX_ELEMENTS;
  *   - a count read from a string is not the string's digits, a score is
  *     negative or not finite, a mark's expiry negative, a SHA-1 not 40
- *     lowercase hex digits.
+ *     lowercase hex digits, a marks-channel message's key not a mark's
+ *     or not inside the message.
  * Inputs over 64 KiB are skipped.
  */
 #include "fuzz_common.h"
@@ -96,6 +97,12 @@ static void reading(const redisReply *r, int depth)
         fuzz_fail("score %g at %lld", v, (long long)t);
     if (srv_redis_reply_mark(r, &e) == 0 && e < 0)
         fuzz_fail("mark expiry %lld", (long long)e);
+    const char *key;
+    size_t klen;
+    if (srv_redis_reply_message(r, "clf:marks", 9, 128, &e, &key, &klen) == 0 &&
+        (e < 0 || klen < 3 || klen > 128 || key[0] != 'm' || key[1] != ':' ||
+         key < r->element[2]->str || key + klen > r->element[2]->str + r->element[2]->len))
+        fuzz_fail("a marks message read outside its payload, or not a mark's key");
     if (srv_redis_reply_sha(r, sha) == 0) {
         if (strlen(sha) != 40 || strspn(sha, "0123456789abcdef") != 40)
             fuzz_fail("sha '%s'", sha);

@@ -57,6 +57,7 @@ struct srv_redis {
     uint64_t timeout_ms;
     srv_redis_stats *st;
     srv_redis_state_fn on_state;
+    srv_redis_push_fn push;
     void *ud;
     enum rstate state;
     uv_timer_t timer;
@@ -343,6 +344,12 @@ static void dispatch(rconn *c, redisReply *reply)
 {
     srv_redis *r = c->r;
     if (r->pcount == 0) {
+        if (r->push != NULL && r->state == R_UP) {
+            srv_count(&r->st->replies, 1);
+            r->push(r->ud, reply);
+            freeReplyObject(reply);
+            return;
+        }
         freeReplyObject(reply);
         drop(r, SRV_REDIS_F_PROTOCOL, "a reply to no command");
         return;
@@ -578,7 +585,8 @@ static void start_attempt(srv_redis *r)
 /* ------------------------------------------------------------------------ */
 
 srv_redis *srv_redis_new(uv_loop_t *loop, const srv_redis_url *url, uint64_t timeout_ms,
-                         srv_redis_stats *st, srv_redis_state_fn on_state, void *ud)
+                         srv_redis_stats *st, srv_redis_state_fn on_state,
+                         srv_redis_push_fn push, void *ud)
 {
     srv_redis *r = calloc(1, sizeof *r);
     if (r == NULL)
@@ -589,6 +597,7 @@ srv_redis *srv_redis_new(uv_loop_t *loop, const srv_redis_url *url, uint64_t tim
     r->timeout_ms = timeout_ms;
     r->st = st;
     r->on_state = on_state;
+    r->push = push;
     r->ud = ud;
     r->backoff_ms = SRV_REDIS_BACKOFF_MIN_MS;
     r->seed = unix_ms() ^ (uint64_t)(uintptr_t)r;

@@ -69,12 +69,18 @@ typedef struct srv_redis srv_redis;
 typedef void (*srv_redis_reply_fn)(void *ud, const redisReply *reply);
 /* The connection became usable (up 1) or stopped being so (up 0). */
 typedef void (*srv_redis_state_fn)(void *ud, int up);
+/* A reply that answers no command: on a subscribed connection, a
+ * message (owned by the caller for the call only). */
+typedef void (*srv_redis_push_fn)(void *ud, const redisReply *reply);
 
 /* Starts connecting to `url` on `loop` (a copy is kept). timeout_ms
  * bounds a connection attempt and each reply. `st` (zeroed by the
- * caller) must outlive the connection. Returns NULL when out of memory. */
+ * caller) must outlive the connection. `push` NULL: a reply to no command
+ * is a protocol failure; else it is handed to push (a connection that
+ * SUBSCRIBEs). Returns NULL when out of memory. */
 srv_redis *srv_redis_new(uv_loop_t *loop, const srv_redis_url *url, uint64_t timeout_ms,
-                         srv_redis_stats *st, srv_redis_state_fn on_state, void *ud);
+                         srv_redis_stats *st, srv_redis_state_fn on_state,
+                         srv_redis_push_fn push, void *ud);
 
 int srv_redis_up(const srv_redis *r);
 /* Commands sent whose replies have not come yet. */

@@ -133,6 +133,31 @@ int srv_redis_reply_mark(const redisReply *r, int64_t *expires_ms)
     return 0;
 }
 
+int srv_redis_reply_message(const redisReply *r, const char *channel, size_t chlen,
+                            size_t keymax, int64_t *expires_ms, const char **key,
+                            size_t *keylen)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3)
+        return -1;
+    const redisReply *kind = r->element[0], *ch = r->element[1], *msg = r->element[2];
+    if (kind->type != REDIS_REPLY_STRING || kind->len != 7 || memcmp(kind->str, "message", 7) != 0 ||
+        ch->type != REDIS_REPLY_STRING || ch->len != chlen || memcmp(ch->str, channel, chlen) != 0 ||
+        msg->type != REDIS_REPLY_STRING)
+        return -1;
+    const char *sp = memchr(msg->str, ' ', msg->len);
+    uint64_t ms;
+    if (sp == NULL || srv_redis_parse_u64(msg->str, (size_t)(sp - msg->str), &ms) != 0 ||
+        ms > INT64_MAX)
+        return -1;
+    size_t klen = msg->len - (size_t)(sp - msg->str) - 1;
+    if (klen < 3 || klen > keymax || sp[1] != 'm' || sp[2] != ':')
+        return -1;
+    *expires_ms = (int64_t)ms;
+    *key = sp + 1;
+    *keylen = klen;
+    return 0;
+}
+
 int srv_redis_reply_sha(const redisReply *r, char sha[41])
 {
     if (r->type != REDIS_REPLY_STRING || r->len != 40)

@@ -46,6 +46,14 @@ int srv_redis_reply_score(const redisReply *r, double *v, int64_t *t);
  * since the epoch (0: not marked). Returns 0 or -1. */
 int srv_redis_reply_mark(const redisReply *r, int64_t *expires_ms);
 
+/* A mark published on the marks channel (docs/classify-serve.md): the
+ * array ["message", CHANNEL, "EXPIRES KEY"] with CHANNEL the given one,
+ * EXPIRES milliseconds since the epoch, KEY a mark's store key ("m:...",
+ * 1 to keymax bytes); *key points into the reply. Returns 0 or -1. */
+int srv_redis_reply_message(const redisReply *r, const char *channel, size_t chlen,
+                            size_t keymax, int64_t *expires_ms, const char **key,
+                            size_t *keylen);
+
 /* SCRIPT LOAD's reply: 40 lowercase hex digits, copied into sha[41].
  * Returns 0 or -1. */
 int srv_redis_reply_sha(const redisReply *r, char sha[41]);

@@ -65,7 +65,11 @@ static void render_redis(FILE *f, const srv_state *s)
             "# HELP classify_state_redis_down_seconds How long Redis has been unreachable (0 while up).\n"
             "# TYPE classify_state_redis_down_seconds gauge\n"
             "classify_state_redis_down_seconds %.3f\n"
-            "# HELP classify_state_redis_connects_total Connections to Redis made (handshake done).\n"
+            "# HELP classify_state_redis_subscribed 1 while the marks channel's connection is up.\n"
+            "# TYPE classify_state_redis_subscribed gauge\n"
+            "classify_state_redis_subscribed %d\n"
+            "# HELP classify_state_redis_connects_total Connections to Redis made (handshake done), "
+            "both of them.\n"
             "# TYPE classify_state_redis_connects_total counter\n"
             "classify_state_redis_connects_total %llu\n"
             "# HELP classify_state_redis_failures_total Failed connection attempts and lost "
@@ -73,10 +77,11 @@ static void render_redis(FILE *f, const srv_state *s)
             "wrong kind).\n"
             "# TYPE classify_state_redis_failures_total counter\n",
             s->redis_name, up, !up && down && now > down ? (double)(now - down) / 1000 : 0.0,
-            ld(&r->connects));
+            atomic_load_explicit(&st->sub.up, memory_order_relaxed),
+            ld(&r->connects) + ld(&st->sub.connects));
     for (int k = 0; k < SRV_REDIS_F_KINDS; k++)
         fprintf(f, "classify_state_redis_failures_total{kind=\"%s\"} %llu\n",
-                srv_redis_fail_names[k], ld(&r->failures[k]));
+                srv_redis_fail_names[k], ld(&r->failures[k]) + ld(&st->sub.failures[k]));
     fprintf(f,
             "# HELP classify_state_redis_commands_total Commands sent to Redis.\n"
             "# TYPE classify_state_redis_commands_total counter\n"
@@ -101,13 +106,19 @@ static void render_redis(FILE *f, const srv_state *s)
             "connection (not sent again: never counted twice).\n"
             "# TYPE classify_state_sync_lost_total counter\n"
             "classify_state_sync_lost_total %llu\n"
+            "# HELP classify_state_sync_marks_total Marks PUBLISHed (sent: set here) and taken "
+            "from the marks channel (received: set anywhere, this instance's included).\n"
+            "# TYPE classify_state_sync_marks_total counter\n"
+            "classify_state_sync_marks_total{dir=\"sent\"} %llu\n"
+            "classify_state_sync_marks_total{dir=\"received\"} %llu\n"
             "# HELP classify_state_sync_last_timestamp_seconds When a sync last completed.\n"
             "# TYPE classify_state_sync_last_timestamp_seconds gauge\n"
             "classify_state_sync_last_timestamp_seconds %.3f\n",
-            ld(&r->commands), ld(&st->ticks[SRV_SYNC_TICK_SYNCED]),
+            ld(&r->commands) + ld(&st->sub.commands), ld(&st->ticks[SRV_SYNC_TICK_SYNCED]),
             ld(&st->ticks[SRV_SYNC_TICK_DOWN]), ld(&st->ticks[SRV_SYNC_TICK_BUSY]),
             ld(&st->partial), ld(&st->delivered), ld(&st->merged), ld(&st->refused),
-            ld(&st->lost), (double)ld(&st->last_sync_ms) / 1000);
+            ld(&st->lost), ld(&st->marks_sent), ld(&st->marks_received),
+            (double)ld(&st->last_sync_ms) / 1000);
 }
 
 int srv_state_render(const srv_state *s, char **out, size_t *len)

@@ -62,9 +62,12 @@ struct srv_sync {
     clf_store *_Atomic *store_ref;
     clf_store *store; /* the batch's: *store_ref when it started */
     srv_redis *redis;
+    srv_redis *sub; /* SUBSCRIBEd to the marks channel */
     srv_sync_stats *st;
     char prefix[PREFIX_MAX + 1];
     size_t prefixlen;
+    char channel[PREFIX_MAX + 8]; /* PREFIX "marks" */
+    size_t chlen;
     uint64_t interval_ms;
     uv_timer_t tick, slice;
     int handles; /* open: s is freed when both are closed */
@@ -173,14 +176,30 @@ static void on_prev(void *ud, const redisReply *rep)
     reply_done(r);
 }
 
-static void on_expire(void *ud, const redisReply *rep)
+/* PEXPIREAT's and PUBLISH's replies: an integer. Returns 1 when it was. */
+static int int_reply(rec *r, const redisReply *rep, const char *what)
 {
-    rec *r = ud;
     long long n;
     if (rep == NULL)
         r->bad = 1;
     else if (srv_redis_reply_int(rep, &n) != 0)
-        wrong(r, "not an integer (PEXPIREAT)");
+        wrong(r, what);
+    else
+        return 1;
+    return 0;
+}
+
+static void on_expire(void *ud, const redisReply *rep)
+{
+    int_reply(ud, rep, "not an integer (PEXPIREAT)");
+    reply_done(ud);
+}
+
+static void on_published(void *ud, const redisReply *rep)
+{
+    rec *r = ud;
+    if (int_reply(r, rep, "not an integer (PUBLISH)"))
+        srv_count(&r->s->st->marks_sent, 1);
     reply_done(r);
 }
 
@@ -277,6 +296,14 @@ static void on_delta(void *ud, const clf_state_delta *d)
         al = snprintf(a, sizeof a, "%lld", (long long)(d->expires_ms > 0 ? d->expires_ms : 0));
         cmd(s, r, 5, (const char *[]){"EVALSHA", s->sha_mark, "1", key, a},
              (size_t[]){7, 40, 1, klen, (size_t)al}, on_mark);
+        if (d->expires_ms > 0) { /* set here: tell the instances that only test it */
+            char msg[32 + CLF_STATE_KEY_MAX];
+            memcpy(msg, a, (size_t)al);
+            msg[al] = ' ';
+            memcpy(msg + al + 1, r->key, r->keylen);
+            cmd(s, r, 3, (const char *[]){"PUBLISH", s->channel, msg},
+                (size_t[]){7, s->chlen, (size_t)al + 1 + r->keylen}, on_published);
+        }
         break;
     default:
         r->bad = 1;
@@ -364,6 +391,50 @@ static void on_sha_mark(void *ud, const redisReply *rep)
     on_sha(s, rep, s->sha_mark);
 }
 
+/* The marks channel. */
+
+static void on_push(void *ud, const redisReply *rep)
+{
+    srv_sync *s = ud;
+    clf_state_remote rm;
+    memset(&rm, 0, sizeof rm);
+    if (srv_redis_reply_message(rep, s->channel, s->chlen, CLF_STATE_KEY_MAX, &rm.expires_ms,
+                                &rm.key, &rm.keylen) != 0) {
+        srv_redis_fail(s->sub, "not a message of the marks channel");
+        return;
+    }
+    clf_store *store = atomic_load(s->store_ref);
+    if (store == NULL)
+        return;
+    srv_count(&s->st->marks_received, 1);
+    if (clf_store_merge(store, &rm) == CLF_OK)
+        srv_count(&s->st->merged, 1);
+    else
+        srv_count(&s->st->refused, 1);
+}
+
+static void on_subscribed(void *ud, const redisReply *rep)
+{
+    srv_sync *s = ud;
+    if (rep != NULL &&
+        !(rep->type == REDIS_REPLY_ARRAY && rep->elements == 3 &&
+          rep->element[0]->type == REDIS_REPLY_STRING && rep->element[0]->len == 9 &&
+          memcmp(rep->element[0]->str, "subscribe", 9) == 0))
+        srv_redis_fail(s->sub, "SUBSCRIBE: not a subscription");
+}
+
+static void on_sub_state(void *ud, int up)
+{
+    srv_sync *s = ud;
+    if (!up)
+        return;
+    if (srv_redis_send(s->sub, 2, (const char *[]){"SUBSCRIBE", s->channel},
+                       (size_t[]){9, s->chlen}, on_subscribed, s) != 0)
+        srv_redis_fail(s->sub, "out of memory");
+    else
+        srv_redis_flush(s->sub);
+}
+
 static void on_state(void *ud, int up)
 {
     srv_sync *s = ud;
@@ -400,8 +471,15 @@ srv_sync *srv_sync_new(uv_loop_t *loop, clf_store *_Atomic *store, const srv_red
     s->prefixlen = strlen(prefix) > PREFIX_MAX ? PREFIX_MAX : strlen(prefix);
     memcpy(s->prefix, prefix, s->prefixlen);
     s->interval_ms = interval_ms;
-    s->redis = srv_redis_new(loop, url, timeout_ms, &st->redis, on_state, s);
-    if (s->redis == NULL) {
+    memcpy(s->channel, s->prefix, s->prefixlen);
+    memcpy(s->channel + s->prefixlen, "marks", 5);
+    s->chlen = s->prefixlen + 5;
+    s->redis = srv_redis_new(loop, url, timeout_ms, &st->redis, on_state, NULL, s);
+    s->sub = s->redis ? srv_redis_new(loop, url, timeout_ms, &st->sub, on_sub_state, on_push, s)
+                      : NULL;
+    if (s->sub == NULL) {
+        if (s->redis != NULL)
+            srv_redis_close(s->redis);
         free(s->recs);
         free(s);
         return NULL;
@@ -429,6 +507,7 @@ void srv_sync_close(srv_sync *s)
     s->ready = 0;
     s->walking = 0;
     srv_redis_close(s->redis); /* the batch's callbacks get NULL now */
+    srv_redis_close(s->sub);
     uv_close((uv_handle_t *)&s->tick, timer_closed);
     uv_close((uv_handle_t *)&s->slice, timer_closed);
 }

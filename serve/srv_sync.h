@@ -18,6 +18,11 @@
  * then, marks not yet expired. A batch in flight when the connection is
  * lost is not sent again (its changes may have reached Redis: sending
  * them again could count them twice).
+ *
+ * A mark this instance sets is also PUBLISHed on PREFIX "marks", which a
+ * second connection SUBSCRIBEs to: every instance merges every mark the
+ * fleet sets, also those it only tests (the store syncs only the entries
+ * an instance changed).
  */
 #ifndef CLI_SRV_SYNC_H
 #define CLI_SRV_SYNC_H
@@ -50,6 +55,9 @@ enum srv_sync_tick {
 /* Written by the main thread (srv_count), read by any (/metrics). */
 typedef struct srv_sync_stats {
     srv_redis_stats redis;
+    srv_redis_stats sub;                  /* the marks channel's connection */
+    atomic_uint_least64_t marks_sent;     /* PUBLISHed: marks this instance set */
+    atomic_uint_least64_t marks_received; /* the fleet's marks from the channel */
     atomic_uint_least64_t ticks[SRV_SYNC_TICKS];
     atomic_uint_least64_t partial;     /* batches that stopped at SRV_SYNC_BATCH_MAX */
     atomic_uint_least64_t delivered;   /* entries whose changes Redis acknowledged */

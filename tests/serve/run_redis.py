@@ -10,6 +10,8 @@ that X-Forwarded-For chooses the client address (and so the counter's
 key). Checks:
   - two instances see each other's counts: after one sync interval each
     judges a /24 by the fleet's count, and Redis holds the fleet's total;
+    a mark set on one (a trap) rejects the client on the other, which only
+    tests it, one interval later;
   - Redis stopped mid-run: every request is still answered (a thread
     keeps sending to both instances throughout), the instances say so in
     their logs and /metrics, count alone meanwhile, reconnect when Redis
@@ -47,6 +49,8 @@ INTERVAL = 0.2  # --state-sync-interval, seconds
 RULES = """
 filter main(req: Request) {
     if req.path == "/background" { accept "background" }
+    if req.path == "/trap" && mark("trap", req.client_ip, 3600) { reject "trapped" }
+    if marked("trap", req.client_ip, 3600) { reject "marked" }
     if count("pages", req.client_ip.net(24), %d) > %d { reject "over" }
     accept "ok"
 }
@@ -180,6 +184,23 @@ def two_instances(t, a, b, rport):
     sync_wait()
     t.eq(get(a.port, net + ".7").status, 403, "instance A after one interval: 13, rejected")
     r.close()
+    # a mark set on A, only tested on B: it comes through the marks channel
+    trapped = "203.0.113.66"
+    t.eq([get(b.port, trapped).status, get(a.port, trapped, "/trap").header("x-classify-reason")],
+         [421, "trapped"], "B lets %s through; A's trap marks it" % trapped)
+    sync_wait()
+    r = Resp(rport)
+    pttl = r.cmd("PTTL", "clf:m:3600:trap:ip:" + trapped)
+    t.ok(3500000 < pttl <= 3600000, "Redis holds the mark, expiring with it (PTTL %r ms)" % pttl)
+    r.close()
+    got = get(b.port, trapped)
+    t.eq((got.status, got.header("x-classify-reason")), (403, "marked"),
+         "instance B, which only tests the mark, rejects %s one interval later" % trapped)
+    mb = metrics(b.admin)
+    t.ok(mb.get("classify_state_redis_subscribed") == 1 and
+         mb.get("classify_state_sync_marks_total{dir=\"received\"}", 0) >= 1 and
+         metrics(a.admin).get("classify_state_sync_marks_total{dir=\"sent\"}") == 1,
+         "/metrics: A sent one mark, B subscribed and received it", mb)
     for inst, name in ((a, "A"), (b, "B")):
         m = metrics(inst.admin)
         t.ok(m.get("classify_state_sync_merged_total{result=\"merged\"}", 0) >= 2 and

@@ -167,6 +167,39 @@ Test(redis_proto, readings)
     srv_redis_reader_free(&rd);
 }
 
+Test(redis_proto, marks_message)
+{
+    srv_redis_reader rd;
+    cr_assert_eq(srv_redis_reader_init(&rd), 0);
+    int64_t e;
+    const char *key;
+    size_t klen;
+    redisReply *r = reply_of(&rd, "*3\r\n$7\r\nmessage\r\n$9\r\nclf:marks\r\n"
+                                  "$36\r\n1700000060000 m:3600:trap:ip:1.2.3.4\r\n");
+    cr_assert_eq(srv_redis_reply_message(r, "clf:marks", 9, 128, &e, &key, &klen), 0);
+    cr_assert_eq(e, 1700000060000);
+    cr_assert_eq(klen, 22);
+    cr_assert(memcmp(key, "m:3600:trap:ip:1.2.3.4", 22) == 0);
+    cr_assert_eq(srv_redis_reply_message(r, "other:marks", 11, 128, &e, &key, &klen), -1,
+                 "another channel taken");
+    cr_assert_eq(srv_redis_reply_message(r, "clf:marks", 9, 21, &e, &key, &klen), -1,
+                 "a key over keymax taken");
+    freeReplyObject(r);
+    const char *wrong[] = {
+        "*3\r\n$7\r\nmessage\r\n$9\r\nclf:marks\r\n$15\r\n1 c:60:x:ip:1.2\r\n",
+        "*3\r\n$7\r\nmessage\r\n$9\r\nclf:marks\r\n$8\r\nx m:1:a:\r\n",
+        "*3\r\n$7\r\nmessage\r\n$9\r\nclf:marks\r\n$4\r\n1 m:\r\n",
+        "*3\r\n$9\r\nsubscribe\r\n$9\r\nclf:marks\r\n:1\r\n",
+        "*2\r\n$7\r\nmessage\r\n$9\r\nclf:marks\r\n", "+OK\r\n"};
+    for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
+        r = reply_of(&rd, wrong[i]);
+        cr_assert_eq(srv_redis_reply_message(r, "clf:marks", 9, 128, &e, &key, &klen), -1,
+                     "%s read as a mark", wrong[i]);
+        freeReplyObject(r);
+    }
+    srv_redis_reader_free(&rd);
+}
+
 Test(redis_proto, array_bound)
 {
     srv_redis_reader rd;
