@@ -336,9 +336,16 @@ static void on_slice(uv_timer_t *t)
     uv_timer_start(&s->slice, on_slice, 0, 0);
 }
 
+static void on_sub_pong(void *ud, const redisReply *rep);
+
 static void on_tick(uv_timer_t *t)
 {
     srv_sync *s = t->data;
+    /* A subscribed connection waits for nothing: a PING each interval
+     * puts a reply under the time-out, so a Redis gone silent is seen. */
+    if (srv_redis_up(s->sub) && srv_redis_pending(s->sub) == 0 &&
+        srv_redis_send(s->sub, 1, (const char *[]){"PING"}, (size_t[]){4}, on_sub_pong, s) == 0)
+        srv_redis_flush(s->sub);
     if (!s->ready) {
         srv_count(&s->st->ticks[SRV_SYNC_TICK_DOWN], 1);
         return;
@@ -411,6 +418,17 @@ static void on_push(void *ud, const redisReply *rep)
         srv_count(&s->st->merged, 1);
     else
         srv_count(&s->st->refused, 1);
+}
+
+/* In a subscribed connection PING answers ["pong", ""]. */
+static void on_sub_pong(void *ud, const redisReply *rep)
+{
+    srv_sync *s = ud;
+    if (rep != NULL &&
+        !(rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+          rep->element[0]->type == REDIS_REPLY_STRING && rep->element[0]->len == 4 &&
+          memcmp(rep->element[0]->str, "pong", 4) == 0))
+        srv_redis_fail(s->sub, "PING: not a subscribed connection's pong");
 }
 
 static void on_subscribed(void *ud, const redisReply *rep)
