@@ -586,7 +586,7 @@ static void start_attempt(srv_redis *r)
 
 srv_redis *srv_redis_new(uv_loop_t *loop, const srv_redis_url *url, uint64_t timeout_ms,
                          srv_redis_stats *st, srv_redis_state_fn on_state,
-                         srv_redis_push_fn push, void *ud)
+                         srv_redis_push_fn push, const char *role, void *ud)
 {
     srv_redis *r = calloc(1, sizeof *r);
     if (r == NULL)
@@ -594,6 +594,10 @@ srv_redis *srv_redis_new(uv_loop_t *loop, const srv_redis_url *url, uint64_t tim
     r->loop = loop;
     r->url = *url;
     srv_redis_url_name(url, r->name, sizeof r->name);
+    if (role != NULL) {
+        size_t n = strlen(r->name);
+        snprintf(r->name + n, sizeof r->name - n, " (%s)", role);
+    }
     r->timeout_ms = timeout_ms;
     r->st = st;
     r->on_state = on_state;

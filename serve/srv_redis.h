@@ -77,10 +77,12 @@ typedef void (*srv_redis_push_fn)(void *ud, const redisReply *reply);
  * bounds a connection attempt and each reply. `st` (zeroed by the
  * caller) must outlive the connection. `push` NULL: a reply to no command
  * is a protocol failure; else it is handed to push (a connection that
- * SUBSCRIBEs). Returns NULL when out of memory. */
+ * SUBSCRIBEs). `role` (NULL, or a few words) follows the address in log
+ * lines: "redis://h:6379/0 (marks channel)". Returns NULL when out of
+ * memory. */
 srv_redis *srv_redis_new(uv_loop_t *loop, const srv_redis_url *url, uint64_t timeout_ms,
                          srv_redis_stats *st, srv_redis_state_fn on_state,
-                         srv_redis_push_fn push, void *ud);
+                         srv_redis_push_fn push, const char *role, void *ud);
 
 int srv_redis_up(const srv_redis *r);
 /* Commands sent whose replies have not come yet. */

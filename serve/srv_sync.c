@@ -492,8 +492,9 @@ srv_sync *srv_sync_new(uv_loop_t *loop, clf_store *_Atomic *store, const srv_red
     memcpy(s->channel, s->prefix, s->prefixlen);
     memcpy(s->channel + s->prefixlen, "marks", 5);
     s->chlen = s->prefixlen + 5;
-    s->redis = srv_redis_new(loop, url, timeout_ms, &st->redis, on_state, NULL, s);
-    s->sub = s->redis ? srv_redis_new(loop, url, timeout_ms, &st->sub, on_sub_state, on_push, s)
+    s->redis = srv_redis_new(loop, url, timeout_ms, &st->redis, on_state, NULL, NULL, s);
+    s->sub = s->redis ? srv_redis_new(loop, url, timeout_ms, &st->sub, on_sub_state, on_push,
+                                      "marks channel", s)
                       : NULL;
     if (s->sub == NULL) {
         if (s->redis != NULL)
