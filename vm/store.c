@@ -283,6 +283,8 @@ static int64_t advance(st_entry *e, int64_t now)
 static int64_t counter_estimate(const st_entry *e, int64_t now)
 {
     int64_t W = wms(e), el = now - e->u.c.win * W;
+    if (el < 0) el = 0; /* never: the entry's time is at least its window's start */
+    if (el > W) el = W;
     double prev = (double)e->u.c.prev + (double)e->u.c.rprev;
     double est = (double)e->u.c.cur + (double)e->u.c.rcur + floor(prev * (double)(W - el) / (double)W);
     return (int64_t)est;
@@ -468,13 +470,32 @@ static clf_status b_mark(clf_store *s, const char *key, size_t keylen, uint32_t 
     return CLF_OK;
 }
 
+/* Times are clamped to +-2^53 ms (285,000 years): a host's clock or a
+ * fleet's figures of any size then stay clear of overflow in every
+ * window and expiry computed from them. */
+#define ST_TIME_LIMIT (INT64_C(1) << 53)
+static int64_t clamp_ms(int64_t t)
+{
+    return t > ST_TIME_LIMIT ? ST_TIME_LIMIT : t < -ST_TIME_LIMIT ? -ST_TIME_LIMIT : t;
+}
+
+/* The key says the kind and period the call gives: an entry's kind and
+ * period are its key's, whoever calls (the sync layer parses them back). */
+static int key_fits(const char *key, size_t keylen, int kind, uint32_t param)
+{
+    int k;
+    uint32_t p;
+    return vm_state_key_parse(key, keylen, &k, &p) && k == kind && p == param;
+}
+
 clf_status vm_store_count(clf_store *s, const char *key, size_t keylen, uint32_t window_s,
                           uint32_t n, int64_t now_ms, int64_t *out)
 {
     *out = 0;
     if (!s) return CLF_E_STATE;
+    if (s->builtin && !key_fits(key, keylen, CLF_STATE_COUNTER, window_s)) return CLF_E_INVALID;
     if (!s->builtin) return s->ops.count(s->self, key, keylen, window_s, n, now_ms, out);
-    return b_count(s, key, keylen, window_s, n, now_ms, out);
+    return b_count(s, key, keylen, window_s, n, clamp_ms(now_ms), out);
 }
 
 clf_status vm_store_score(clf_store *s, const char *key, size_t keylen, uint32_t half_life_s,
@@ -482,8 +503,9 @@ clf_status vm_store_score(clf_store *s, const char *key, size_t keylen, uint32_t
 {
     *out = 0;
     if (!s) return CLF_E_STATE;
+    if (s->builtin && !key_fits(key, keylen, CLF_STATE_SCORE, half_life_s)) return CLF_E_INVALID;
     if (!s->builtin) return s->ops.score(s->self, key, keylen, half_life_s, add, now_ms, out);
-    return b_score(s, key, keylen, half_life_s, add, now_ms, out);
+    return b_score(s, key, keylen, half_life_s, add, clamp_ms(now_ms), out);
 }
 
 clf_status vm_store_mark(clf_store *s, const char *key, size_t keylen, uint32_t ttl_s, int set,
@@ -491,8 +513,9 @@ clf_status vm_store_mark(clf_store *s, const char *key, size_t keylen, uint32_t 
 {
     *out = 0;
     if (!s) return CLF_E_STATE;
+    if (s->builtin && !key_fits(key, keylen, CLF_STATE_MARK, ttl_s)) return CLF_E_INVALID;
     if (!s->builtin) return s->ops.mark(s->self, key, keylen, ttl_s, set, now_ms, out);
-    return b_mark(s, key, keylen, ttl_s, set, now_ms, out);
+    return b_mark(s, key, keylen, ttl_s, set, clamp_ms(now_ms), out);
 }
 
 /* ---- creation ---- */
@@ -655,8 +678,10 @@ clf_status vm_store_merge(clf_store *s, const clf_state_remote *r)
     int kind;
     uint32_t param;
     if (!vm_state_key_parse(r->key, r->keylen, &kind, &param)) return CLF_E_INVALID;
-    int64_t now = kind == CLF_STATE_COUNTER ? r->window * (int64_t)param * 1000
-                  : kind == CLF_STATE_SCORE ? r->at_ms : 0;
+    int64_t W = (int64_t)param * 1000, window = r->window, at = clamp_ms(r->at_ms);
+    if (window > ST_TIME_LIMIT / W) window = ST_TIME_LIMIT / W;
+    if (window < -ST_TIME_LIMIT / W) window = -ST_TIME_LIMIT / W;
+    int64_t now = kind == CLF_STATE_COUNTER ? window * W : kind == CLF_STATE_SCORE ? at : 0;
     double worth = kind == CLF_STATE_COUNTER ? (double)r->cur + (double)r->prev
                    : kind == CLF_STATE_SCORE ? r->score : MARK_RANK * 2;
     st_slot sl = place(s, r->key, r->keylen);
@@ -668,18 +693,19 @@ clf_status vm_store_merge(clf_store *s, const clf_state_remote *r)
         return CLF_E_LIMIT;
     }
     if (kind == CLF_STATE_COUNTER) {
-        roll_to(e, r->window);
-        if (r->window == e->u.c.win) {
+        roll_to(e, window);
+        if (window * W > e->t_ms) e->t_ms = window * W; /* its time is its window's, at least */
+        if (window == e->u.c.win) {
             e->u.c.rcur = remote_part(r->cur, e->u.c.cur, e->u.c.pcur);
             e->u.c.rprev = remote_part(r->prev, e->u.c.prev, e->u.c.pprev);
-        } else if (r->window == e->u.c.win - 1) {
+        } else if (window == e->u.c.win - 1) {
             e->u.c.rprev = remote_part(r->cur, e->u.c.prev, e->u.c.pprev);
         }
     } else if (kind == CLF_STATE_SCORE) {
         double fleet = r->score;
-        if (r->at_ms > e->t_ms) advance(e, r->at_ms);
-        else if (r->at_ms < e->t_ms)
-            fleet *= exp2(-(double)(e->t_ms - r->at_ms) / ((double)param * 1000.0));
+        if (at > e->t_ms) advance(e, at);
+        else if (at < e->t_ms)
+            fleet *= exp2(-(double)(e->t_ms - at) / ((double)param * 1000.0));
         double delivered = e->u.s.v - e->u.s.p;
         e->u.s.r = fleet > delivered ? fmin(fleet - delivered, SCORE_MAX) : 0;
     } else if (r->expires_ms > e->u.m.rexp) {
@@ -696,6 +722,7 @@ clf_status vm_store_peek(clf_store *s, const char *key, size_t keylen, int64_t n
     uint32_t param;
     *out = 0;
     if (!vm_state_key_parse(key, keylen, &kind, &param)) return CLF_E_INVALID;
+    now_ms = clamp_ms(now_ms);
     st_slot sl = place(s, key, keylen);
     if (!lock_bucket(s, sl.bucket)) return CLF_E_STATE;
     int refused;
@@ -717,6 +744,8 @@ clf_status vm_store_poke(clf_store *s, const char *key, size_t keylen, int64_t n
     int kind;
     uint32_t param;
     if (!vm_state_key_parse(key, keylen, &kind, &param) || value < 0) return CLF_E_INVALID;
+    now_ms = clamp_ms(now_ms);
+    if (value > ST_TIME_LIMIT / 1000) value = ST_TIME_LIMIT / 1000;
     st_slot sl = place(s, key, keylen);
     if (!lock_bucket(s, sl.bucket)) return CLF_E_STATE;
     int refused;
