@@ -361,10 +361,13 @@ def garbage(t, serve_bin, rules, tmp):
     traffic.start()
     n = 0
     end = time.time() + 20
-    while time.time() < end and len(fake.served) < len(FAKE_MODES) + 1:
+    # two connections (the sync's, the marks channel's) take the modes in
+    # turn: wait for every mode and two more, then for the last handshake
+    while time.time() < end and len(fake.served) < len(FAKE_MODES) + 2:
         get(c.port, "100.64.0.%d" % (n % 250))  # counted: something to sync
         n += 1
         time.sleep(0.02)
+    time.sleep(0.5)
     traffic.stop_flag = True
     traffic.join(10)
     t.ok(len(fake.served) > len(FAKE_MODES), "every misbehaviour was tried (%s)" %
