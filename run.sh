@@ -46,15 +46,17 @@ BUILD_DIR=${BUILD_DIR:-build}
 # Debian packages the build and the tests need (README.md says why).
 PACKAGES="gcc meson ninja-build pkg-config re2c lemon libhyperscan-dev
 libxxhash-dev node-llhttp libcriterion-dev libpcre2-dev python3 python3-yaml
-libuv1-dev libc-ares-dev libmaxminddb-dev liblua5.4-dev libluajit-5.1-dev libsodium-dev
+libuv1-dev libc-ares-dev libhiredis-dev libmaxminddb-dev liblua5.4-dev libluajit-5.1-dev libsodium-dev
 libjansson-dev zlib1g-dev
 ${EXTRA_PACKAGES:-}"
 # The proxies that classify-serve's integration tests (test) and its load
 # test (bench, which also needs wrk) put in front of it, only run, never
 # linked; nginx-dev, to build the nginx module for Debian's nginx; and
 # dnsmasq-base, the DNS server (binary only, no service) that the reverse-DNS
-# test starts on a loopback port.
-PROXY_PACKAGES="caddy nginx haproxy nginx-dev dnsmasq-base"
+# test starts on a loopback port; redis-server, which the shared-state test
+# (tests/serve/run_redis.py) starts on a loopback port (its service is not
+# started: the policy below).
+PROXY_PACKAGES="caddy nginx haproxy nginx-dev dnsmasq-base redis-server"
 # The rewrite benchmark's peers (./run.sh bench rewrite only): the
 # subs_filter nginx module, and Debian's Rust toolchain and crates, from
 # which bench/rewrite/run.py builds the Rust peer offline.
@@ -77,7 +79,7 @@ ensure_packages() {
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-    # caddy, nginx and haproxy are only run by the tests, on their own
+    # caddy, nginx, haproxy and redis-server are only run by the tests, on their own
     # loopback ports: deny their packages' service starts while installing
     # (policy-rc.d exit 101), unless the machine already has a policy.
     policy=""

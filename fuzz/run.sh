@@ -3,7 +3,7 @@
 #
 #   fuzz/run.sh TARGET [SECONDS] [LIBFUZZER_OPTION...]
 #
-# TARGET is source, rules, request, serve, rdns, rewrite, rwload, sig, logline or spop (fuzz_source etc.
+# TARGET is source, rules, request, serve, rdns, rewrite, rwload, sig, logline, spop, state or redis (fuzz_source etc.
 # also accepted);
 # SECONDS defaults to 60. Extra arguments go to libFuzzer (e.g. -jobs=2,
 # -only_ascii=1, -seed=1).
@@ -35,14 +35,14 @@ B=${FUZZ_BUILD_DIR:-build-fuzz}
 FUZZ_MESON_OPTS="-Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fno-sanitize-recover=undefined"
 
 usage() {
-    echo "usage: fuzz/run.sh source|rules|request|serve|rdns|rewrite|rwload|sig|logline|spop|state [SECONDS] [LIBFUZZER_OPTION...]" >&2
+    echo "usage: fuzz/run.sh source|rules|request|serve|rdns|rewrite|rwload|sig|logline|spop|state|redis [SECONDS] [LIBFUZZER_OPTION...]" >&2
     exit 2
 }
 
 [ $# -ge 1 ] || usage
 t=${1#fuzz_}
 shift
-case "$t" in source|rules|request|serve|rdns|rewrite|rwload|sig|logline|spop|state) ;; *) usage ;; esac
+case "$t" in source|rules|request|serve|rdns|rewrite|rwload|sig|logline|spop|state|redis) ;; *) usage ;; esac
 seconds=60
 if [ $# -ge 1 ]; then
     case "$1" in

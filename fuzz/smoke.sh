@@ -8,8 +8,8 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 seconds=${1:-20}
-targets="source rules request serve rdns rewrite rwload sig logline spop state"
-echo "1..11"
+targets="source rules request serve rdns rewrite rwload sig logline spop state redis"
+echo "1..12"
 i=0 passed=0 failed=0
 for t in $targets; do
     i=$((i + 1))

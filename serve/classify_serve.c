@@ -211,6 +211,7 @@ static void stop(mainloop *m, const char *why)
     if (m->watching)
         uv_close((uv_handle_t *)&m->watch, NULL);
     uv_unref((uv_handle_t *)&m->collect); /* still freeing rules meanwhile */
+    srv_state_stop_sync(&m->srv->state);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -360,6 +361,7 @@ static int run(srv_server *srv, srv_config *cfg)
                                       cfg->keys_path, srv->nworkers, &m.seen, &store,
                                       cfg->state_bytes, err, sizeof err);
     atomic_store(&srv->g.store, store);
+    srv->g.state = &srv->state; /* its Redis figures for /metrics */
     if (first == NULL) {
         srv_log_error("%s: %s", cfg->rules_path, err);
         return EXIT_USAGE;
@@ -403,6 +405,8 @@ static int run(srv_server *srv, srv_config *cfg)
     for (unsigned i = 0; i < srv->nworkers; i++)
         if (srv_worker_init(&srv->workers[i], srv, i) != 0)
             goto out;
+    if (srv_state_start_sync(&srv->state, cfg, &srv->g.store, m.loop) != 0)
+        goto out;
     if (start_main_handles(&m) != 0 || start_workers(srv) != 0)
         goto out;
     for (size_t i = 0; i < srv->nlisteners; i++) {
@@ -436,6 +440,7 @@ out:
     for (size_t i = 0; i < srv->nlisteners; i++)
         srv_listen_close(&srv->listeners[i]);
     free(srv->listeners);
+    srv_state_stop_sync(&srv->state); /* start-up failed half way: its handles are ours to close */
     close_loop(m.loop);
     if (srv->rules.current != NULL)
         srv_rules_holder_destroy(&srv->rules);

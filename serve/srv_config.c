@@ -6,6 +6,7 @@
 #include "classify.h"
 #include "srv_config.h"
 #include "size_arg.h"
+#include "srv_redis_url.h"
 #include "usage_error.h"
 
 #include <errno.h>
@@ -73,6 +74,16 @@ const char *const srv_usage_text[] = {
     "  --rdns-max-ttl SEC       longest, whatever its TTL (default 3600)\n"
     "  --rdns-timeout SEC       wait for each query (default 2); each is sent\n"
     "                           twice, the second time waiting twice as long\n"
+    "Shared state (a request never waits for Redis):\n"
+    "  --state-redis URL        share the store's counters, scores and marks\n"
+    "                           with every instance using the same\n"
+    "                           Redis: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
+    "                           or unix:PATH[?db=N] (default: this instance alone)\n"
+    "  --state-sync-interval SEC  send this instance's changes and merge the\n"
+    "                           fleet's counts every SEC seconds (default 1)\n"
+    "  --state-redis-timeout SEC  a connection or a reply slower than this is\n"
+    "                           Redis unreachable (default 2)\n"
+    "  --state-redis-prefix P   before every Redis key (default clf:)\n"
     "Answers:\n"
     "  --reject-status CODE     pass-through reject status (default 403)\n"
     "  --reject-body TEXT       reject body (default \"Forbidden\\n\")\n"
@@ -150,7 +161,8 @@ typedef enum opt_kind {
     K_OFF,     /* int field: 1 for "off", 0 for "on" */
     K_CONFIG,
     K_FLAG,
-    K_BYTES    /* uint64_t bytes, with K/M/G (cm_parse_bytes): 0, or within [min, max] */
+    K_BYTES,   /* uint64_t bytes, with K/M/G (cm_parse_bytes): 0, or within [min, max] */
+    K_REDIS    /* char * field: a --state-redis URL, checked */
 } opt_kind;
 
 typedef struct opt_def {
@@ -195,6 +207,10 @@ static const opt_def opts[] = {
     {"rdns-max-ttl", K_SECONDS, F(rdns_max_ttl_ms), 1000, 604800000, 0},
     {"rdns-timeout", K_SECONDS, F(rdns_timeout_ms), 100, 30000, 0},
     {"state-bytes", K_BYTES, F(state_bytes), CLF_STORE_MIN_BYTES, 1ULL << 40, 0},
+    {"state-redis", K_REDIS, F(state_redis), 0, 0, 0},
+    {"state-redis-prefix", K_STRING, F(state_redis_prefix), 0, 0, 0},
+    {"state-sync-interval", K_SECONDS, F(state_sync_ms), 10, 60000, 0},
+    {"state-redis-timeout", K_SECONDS, F(state_redis_timeout_ms), 50, 60000, 0},
     {"config", K_CONFIG, 0, 0, 0, 0},
     {"check", K_FLAG, F(check_only), 0, 0, 0},
 };
@@ -399,6 +415,21 @@ static int apply(srv_config *cfg, const opt_def *o, const char *val,
     case K_FLAG:
         *(int *)(void *)(base + o->offset) = 1;
         return 0;
+    case K_REDIS: {
+        srv_redis_url u;
+        char err[256];
+        if (srv_redis_url_parse(val, &u, err, sizeof err) != 0) {
+            cli_usage_error(PROG, "%s: '%s': %s", where, val, err);
+            return -1;
+        }
+        char *copy = strdup(val);
+        if (copy == NULL)
+            return -1;
+        char **field = (char **)(void *)(base + o->offset);
+        free(*field);
+        *field = copy;
+        return 0;
+    }
     }
     return -1;
 }
@@ -478,6 +509,8 @@ static void set_defaults(srv_config *cfg)
     cfg->rdns_max_ttl_ms = 3600000;
     cfg->rdns_timeout_ms = 2000;
     cfg->state_bytes = CLF_DEFAULT_STORE_BYTES;
+    cfg->state_sync_ms = 1000;
+    cfg->state_redis_timeout_ms = 2000;
 }
 
 srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
@@ -552,6 +585,16 @@ srv_args_result srv_config_parse(srv_config *cfg, int argc, char **argv)
                         (double)cfg->rdns_min_ttl_ms / 1000, (double)cfg->rdns_max_ttl_ms / 1000);
         return SRV_ARGS_BAD;
     }
+    if (cfg->state_redis != NULL && cfg->state_bytes == 0) {
+        cli_usage_error(PROG, "--state-redis shares the store, but --state-bytes is 0 (no store)");
+        return SRV_ARGS_BAD;
+    }
+    if (cfg->state_redis_prefix == NULL && (cfg->state_redis_prefix = strdup("clf:")) == NULL)
+        return SRV_ARGS_BAD;
+    if (strlen(cfg->state_redis_prefix) > 64) {
+        cli_usage_error(PROG, "--state-redis-prefix: longer than 64 bytes");
+        return SRV_ARGS_BAD;
+    }
     if (cfg->reject_body == NULL && (cfg->reject_body = strdup("Forbidden\n")) == NULL)
         return SRV_ARGS_BAD;
     return SRV_ARGS_RUN;
@@ -571,5 +614,7 @@ void srv_config_free(srv_config *cfg)
     free(cfg->reject_content_type);
     free(cfg->access_log);
     free(cfg->resolver);
+    free(cfg->state_redis);
+    free(cfg->state_redis_prefix);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -76,6 +76,12 @@ typedef struct srv_config {
     uint64_t rdns_min_ttl_ms; /* TTL clamps */
     uint64_t rdns_max_ttl_ms;
     uint64_t rdns_timeout_ms; /* per query and try */
+    /* Sharing the state store through Redis (docs/classify-serve.md,
+     * "Shared state through Redis"). */
+    char *state_redis;            /* --state-redis URL; NULL: this instance alone */
+    char *state_redis_prefix;     /* before every Redis key (default "clf:") */
+    uint64_t state_sync_ms;       /* --state-sync-interval */
+    uint64_t state_redis_timeout_ms;
     int check_only;             /* --check: load everything, then exit */
     uint64_t state_bytes;       /* --state-bytes: the state store's memory (0: none) */
 } srv_config;

@@ -4,6 +4,7 @@
 #include "classify.h"
 #include "srv_metrics.h"
 #include "srv_rdns_cache.h"
+#include "srv_state.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -349,6 +350,16 @@ int srv_metrics_render(srv_metrics *const *w, size_t nw, const srv_globals *g,
     clf_store *st = atomic_load_explicit(&((srv_globals *)g)->store, memory_order_acquire);
     if (st != NULL)
         render_state(&b, st);
+    if (g->state != NULL) {
+        char *text;
+        size_t tlen;
+        if (srv_state_render(g->state, &text, &tlen) != 0) {
+            b.oom = 1;
+        } else {
+            sb_printf(&b, "%.*s", (int)tlen, text);
+            free(text);
+        }
+    }
     if (b.oom) {
         free(b.p);
         return -1;

@@ -97,6 +97,7 @@ typedef struct srv_globals {
     /* The state store (docs/state.md): made by the main thread with the
      * first rules that use state, then kept across reloads; NULL until. */
     struct clf_store *_Atomic store;
+    const struct srv_state *state;     /* --state-redis figures; set before the workers start */
 } srv_globals;
 
 /* Renders the Prometheus text exposition (version 0.0.4) of all workers

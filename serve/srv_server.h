@@ -9,6 +9,7 @@
 #include "srv_config.h"
 #include "srv_metrics.h"
 #include "srv_rules.h"
+#include "srv_state.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -40,6 +41,7 @@ typedef struct srv_server {
     srv_rules_holder rules;
     srv_globals g;
     srv_body reject;
+    srv_state state; /* the store every worker's context shares, and its sync */
     atomic_int stopping; /* SIGTERM/SIGINT seen */
 } srv_server;
 
