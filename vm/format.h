@@ -23,12 +23,14 @@
 
 #define VM_MAGIC "\x89" "CLF\r\n\x1a\n"
 #define VM_MAGIC_LEN 8
-#define VM_FORMAT_VERSION 5u /* 2: Hyperscan ids are pattern indices;
+#define VM_FORMAT_VERSION 6u /* 2: Hyperscan ids are pattern indices;
                                 3: calls, ip sets, captures;
                                 4: patterns record their method; function
                                    flags (entry filters);
                                 5: rewrite sets (section 12), int sets
-                                   (13); main optional */
+                                   (13); main optional;
+                                6: the matcher section (14): which
+                                   library built the databases */
 #define VM_HEADER_LEN 24
 #define VM_SECENTRY_LEN 24
 #define VM_TRAILER_LEN 8
@@ -61,7 +63,12 @@ enum vm_section {
                           form (rewrite/rw_store.c), 8-aligned */
     VM_SEC_INTSET = 13, /* u32 nsets, u32 nvalues; nsets x {u32 first, u32 count};
                           nvalues x i64, each set's strictly increasing */
-    VM_SEC_COUNT = 13
+    VM_SEC_MATCHER = 14, /* u32 library, u32 version: the libhs that built the
+                          databases of sections 9 and 12 (vm/matcher.h:
+                          1 Hyperscan, 2 Vectorscan; version major << 16 |
+                          minor << 8 | patch). The loader rebuilds them from
+                          the patterns unless both are this process's. */
+    VM_SEC_COUNT = 14
 };
 
 /* The most rewrite sets one file may hold (the compiler refuses more). */
