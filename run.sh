@@ -174,7 +174,8 @@ case "${1:-}" in
         fi
         if [ "${1:-}" = serve ]; then
             shift
-            exec python3 bench/serve/run.py "$BUILD_DIR" "$@"
+            find_nginx_module  # the whole-server rows (bench/serve/stacks.py)
+            exec python3 bench/serve/run.py "$BUILD_DIR" ${CORPORA:+--corpora "$CORPORA"} "$@"
         fi
         if [ "${1:-}" = nginx ]; then
             shift

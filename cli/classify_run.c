@@ -488,8 +488,8 @@ static parse_result parse_args(int argc, char **argv, options *o)
 static void print_version(void)
 {
     printf(PROG " %s\n", CLF_VERSION_STRING);
-    printf("libclassify %s, rules format version %lu\n", clf_version_string(),
-           (unsigned long)clf_format_version());
+    printf("libclassify %s, rules format version %lu, %s %s\n", clf_version_string(),
+           (unsigned long)clf_format_version(), clf_matcher_name(), clf_matcher_version());
 }
 
 /* ------------------------------------------------------------------------ */

@@ -157,7 +157,8 @@ int main(int argc, char **argv)
             lint_corpus_free(&corpus);
             return 0;
         } else if (strcmp(a, "--version") == 0) {
-            printf("classifyc %s (rules-file format %u)\n", CLF_VERSION_STRING, clf_format_version());
+            printf("classifyc %s (rules-file format %u, %s %s)\n", CLF_VERSION_STRING,
+                   clf_format_version(), clf_matcher_name(), clf_matcher_version());
             free(incs);
             lint_corpus_free(&corpus);
             return 0;

@@ -206,6 +206,11 @@ clf_status cc_write(const clf_program *p, uint8_t **out, size_t *outlen,
         vm_wr64(e + 16, rw->len - at);
     }
 
+    /* Which libhs built the databases above: another one rebuilds them. */
+    vm_matcher m = vm_matcher_this();
+    vm_buf_u32(&sec[VM_SEC_MATCHER], m.lib);
+    vm_buf_u32(&sec[VM_SEC_MATCHER], m.version);
+
     uint8_t *h = vm_buf_grow(&file, VM_HEADER_LEN + VM_SEC_COUNT * VM_SECENTRY_LEN);
     if (h) {
         memset(h, 0, VM_HEADER_LEN + VM_SEC_COUNT * VM_SECENTRY_LEN);

@@ -215,4 +215,10 @@ rw_status rw_set_serialize(const rw_set *s, vm_buf *out);
 rw_status rw_set_load(const void *p, size_t n, const vm_allocator *al, rw_set **out,
                       char *err, size_t errlen);
 
+/* rw_set_load for a stored form whose databases another library built
+ * (Hyperscan or Vectorscan: vm/matcher.h): they are not read but rebuilt
+ * from the stored patterns. Same arguments and results. */
+rw_status rw_set_load_rebuilt(const void *p, size_t n, const vm_allocator *al, rw_set **out,
+                              char *err, size_t errlen);
+
 #endif

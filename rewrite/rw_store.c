@@ -177,8 +177,9 @@ static void free_dbs(rw_set *s)
     s->litdb_in_place = s->redb_in_place = 0;
 }
 
-rw_status rw_set_load(const void *p, size_t n, const vm_allocator *al, rw_set **out,
-                      char *err, size_t errlen)
+/* rw_set_load, and rw_set_load_rebuilt when `rebuild`. */
+static rw_status load_set(const void *p, size_t n, const vm_allocator *al, int rebuild,
+                          rw_set **out, char *err, size_t errlen)
 {
     loader ld = {err, errlen};
     if (err && errlen) err[0] = 0;
@@ -314,15 +315,16 @@ rw_status rw_set_load(const void *p, size_t n, const vm_allocator *al, rw_set **
             fail(&ld, st, "the databases do not match the rules");
             goto bad;
         }
-        int stale = 0;
-        if (ll && (st = load_db(&ld, s, b + lo, ll, "literal", &s->litdb, &s->litdb_in_place,
-                                &stale)))
+        int stale = rebuild; /* another library's blobs are never read */
+        if (!rebuild && ll &&
+            (st = load_db(&ld, s, b + lo, ll, "literal", &s->litdb, &s->litdb_in_place, &stale)))
             goto bad_dg;
-        if (rl && (st = load_db(&ld, s, b + ro, rl, "regex", &s->redb, &s->redb_in_place,
-                                &stale)))
+        if (!rebuild && rl &&
+            (st = load_db(&ld, s, b + ro, rl, "regex", &s->redb, &s->redb_in_place, &stale)))
             goto bad_dg;
         if (stale) {
-            /* built for another Hyperscan or CPU: build again from the patterns */
+            /* built by another library, or for another Hyperscan or CPU:
+             * build again from the patterns */
             free_dbs(s);
             int rc = rw_compile_databases(s, &c);
             if (rc) {
@@ -352,4 +354,16 @@ bad_dg:
 bad:
     rw_set_free(s);
     return st;
+}
+
+rw_status rw_set_load(const void *p, size_t n, const vm_allocator *al, rw_set **out,
+                      char *err, size_t errlen)
+{
+    return load_set(p, n, al, 0, out, err, errlen);
+}
+
+rw_status rw_set_load_rebuilt(const void *p, size_t n, const vm_allocator *al, rw_set **out,
+                              char *err, size_t errlen)
+{
+    return load_set(p, n, al, 1, out, err, errlen);
 }

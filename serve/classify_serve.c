@@ -253,8 +253,9 @@ static int start_main_handles(mainloop *m)
 static void print_version(void)
 {
     printf(PROG " %s\n", CLF_VERSION_STRING);
-    printf("libclassify %s, rules format version %lu, libuv %s\n", clf_version_string(),
-           (unsigned long)clf_format_version(), uv_version_string());
+    printf("libclassify %s, rules format version %lu, %s %s, libuv %s\n", clf_version_string(),
+           (unsigned long)clf_format_version(), clf_matcher_name(), clf_matcher_version(),
+           uv_version_string());
 }
 
 /* Names the listener as it was given: "--listen-auth nginx=ADDR: ...". */

@@ -30,7 +30,9 @@
                                 5: rewrite sets (section 12), int sets
                                    (13); main optional;
                                 6: state slots (14) and the state
-                                   opcodes (count, score, mark), ip.net */
+                                   opcodes (count, score, mark), ip.net;
+                                   the matcher section (15): which
+                                   library built the databases */
 #define VM_HEADER_LEN 24
 #define VM_SECENTRY_LEN 24
 #define VM_TRAILER_LEN 8
@@ -66,7 +68,12 @@ enum vm_section {
     VM_SEC_STATE = 14, /* u32 n, u32 0; n x {u32 kind, u32 keytype, u32 name,
                           u32 param, i64 amount}: the state slots (program.h,
                           vm_slot; bounds in vm/store.h) */
-    VM_SEC_COUNT = 14
+    VM_SEC_MATCHER = 15, /* u32 library, u32 version: the libhs that built the
+                          databases of sections 9 and 12 (vm/matcher.h:
+                          1 Hyperscan, 2 Vectorscan; version major << 16 |
+                          minor << 8 | patch). The loader rebuilds them from
+                          the patterns unless both are this process's. */
+    VM_SEC_COUNT = 15
 };
 
 /* The most rewrite sets one file may hold (the compiler refuses more). */

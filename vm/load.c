@@ -38,6 +38,7 @@ typedef struct section {
 typedef struct loader {
     clf_program *prog;
     section sec[VM_SEC_COUNT + 1];
+    int foreign; /* another library built the databases: rebuild them all */
     char *err;
     size_t errlen;
 } loader;
@@ -45,7 +46,7 @@ typedef struct loader {
 static const char *const section_names[VM_SEC_COUNT + 1] = {
     "", "constants", "functions", "code", "register types",
     "source positions", "headers", "subjects", "patterns", "databases",
-    "IP sets", "captures", "rewrite sets", "int sets", "state slots"};
+    "IP sets", "captures", "rewrite sets", "int sets", "state slots", "matcher"};
 
 #define FAIL(ld, st, ...)                                                   \
     do {                                                                   \
@@ -533,8 +534,8 @@ static clf_status read_rewrites(loader *ld)
                        p->consts[R->name].len) == 0)
                 FAIL(ld, CLF_E_FORMAT, "two rewrite sets are named '%s'", p->consts[R->name].str);
         char msg[160];
-        rw_status rs = rw_set_load(s.p + off, (size_t)size, &p->opts.alloc, &R->set, msg,
-                                   sizeof msg);
+        rw_status rs = (ld->foreign ? rw_set_load_rebuilt : rw_set_load)(
+            s.p + off, (size_t)size, &p->opts.alloc, &R->set, msg, sizeof msg);
         if (rs == RW_E_NOMEM) FAIL(ld, CLF_E_NOMEM, "out of memory");
         if (rs != RW_OK)
             FAIL(ld, rs == RW_E_VERSION ? CLF_E_VERSION : rs == RW_E_BACKEND ? CLF_E_BACKEND
@@ -583,8 +584,26 @@ static clf_status copy_keys(loader *ld, const clf_options *o)
     return CLF_OK;
 }
 
+/* Which library built the databases (VM_SEC_MATCHER). Read before the
+ * databases and the rewrite sets: another library's blobs are not
+ * handed to this one's deserializer at all, but rebuilt. */
+static clf_status read_matcher(loader *ld)
+{
+    section s = ld->sec[VM_SEC_MATCHER];
+    if (s.len != 8) FAIL(ld, CLF_E_FORMAT, "matcher section is %llu bytes, not 8",
+                         (unsigned long long)s.len);
+    vm_matcher m = {vm_rd32(s.p), vm_rd32(s.p + 4)};
+    if (!vm_matcher_name(m.lib))
+        FAIL(ld, CLF_E_FORMAT, "unknown matcher library %u (1 is Hyperscan, 2 Vectorscan)", m.lib);
+    vm_matcher here = vm_matcher_this();
+    ld->prog->built_by = m;
+    ld->foreign = m.lib != here.lib || m.version != here.version;
+    return CLF_OK;
+}
+
 /* Deserializes each subject's database, or rebuilds it from the patterns
- * when this Hyperscan or this CPU cannot use the stored one. */
+ * when another library built it (ld->foreign) or this Hyperscan or this
+ * CPU cannot use the stored one. */
 static clf_status read_databases(loader *ld)
 {
     clf_program *p = ld->prog;
@@ -595,6 +614,12 @@ static clf_status read_databases(loader *ld)
         uint64_t off = vm_rd64(d.p + (size_t)i * 16), size = vm_rd64(d.p + (size_t)i * 16 + 8);
         if (off < (uint64_t)p->nsubjects * 16 || off > d.len || size > d.len - off)
             FAIL(ld, CLF_E_FORMAT, "database %u lies outside its section", i);
+        if (ld->foreign) {
+            long bad;
+            if ((st = vm_subject_build(p, i, &p->subjects[i].db, &bad, ld->err, ld->errlen)))
+                return st;
+            continue;
+        }
         /* Place the database in memory from the host's allocator
          * (hs_deserialize_database_at), so that the host sees and can
          * limit it; its size comes from the blob's header. */
@@ -648,7 +673,7 @@ clf_status vm_load(const uint8_t *b, size_t len, const clf_options *o,
         !(st = read_funcs(&ld)) && !(st = read_tables(&ld)) && !(st = read_ipsets(&ld)) && !(st = read_intsets(&ld)) &&
         !(st = read_slots(&ld)) &&
         !(st = read_captures(&ld)) && !(st = vm_verify(ld.prog, err, errlen)) &&
-        !(st = copy_keys(&ld, o)) &&
+        !(st = copy_keys(&ld, o)) && !(st = read_matcher(&ld)) &&
         !(st = read_databases(&ld)) && !(st = read_rewrites(&ld))) {
         *out = ld.prog;
         return CLF_OK;

@@ -18,6 +18,7 @@
 #include "classify.h"
 #include "alloc.h"
 #include "ipaddr.h"
+#include "matcher.h"
 #include "opcodes.h"
 
 #include "visibility.h"
@@ -233,6 +234,10 @@ struct clf_program {
      * a verification scratch (vm/sigctx.c). */
     struct sg_keyring *keys;
     int uses_sig;
+    /* The library that built the file's databases (VM_SEC_MATCHER);
+     * the loader rebuilds them from the patterns when it is not
+     * vm_matcher_this(). The compiler's own program leaves it zero. */
+    vm_matcher built_by;
     /* Loader-owned storage (NULL in a program built by the compiler). */
     char *strings;     /* constant bytes */
     clf_options opts;  /* the limits it was loaded with; opts.alloc serves the

@@ -22,6 +22,11 @@ row alike; the table gives medians):
                   over SPOP, bots denied by HAProxy, c50
   haproxy-lua     HAProxy with the Lua recipe (haproxy.cfg, classify.lua):
                   classify-serve's forward-auth listener asked over HTTP, c50
+Then the whole-server rows of stacks.py (its docstring): stdlib/default.clf
+through nginx (the module, auth_request to classify-serve) and Caddy
+(forward_auth to classify-serve) beside ai.robots.txt's own nginx and Caddy
+configurations, on the corpus requests of bench/workload.py, in a table of
+their own; skipped, saying why, without the corpora or the nginx module.
 Requests rotate over 20 User-Agents, 10 AI crawlers (rejected
 "ai-robots-txt") and 10 browsers (accepted), checked before the runs.
 "Failed" counts wrk's socket errors plus, for classify-serve, answers
@@ -46,6 +51,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "serve"))
 from serve_common import (Proc, free_port, metrics, read_recipe, request, substitute,  # noqa: E402
                           wait_port)
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True
+import stacks  # noqa: E402
 
 BOTS = [
     "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
@@ -369,6 +377,20 @@ class Bench:
         return r
 
 
+def stack_rows(b, args, only):
+    """stacks.py's servers, set up and checked inside b; None (saying why)
+    when they cannot run here or --only names none of their rows."""
+    if only and not only & set(stacks.ROWS):
+        return None
+    why = stacks.missing(b.build, args.corpora)
+    if why:
+        print("bench/serve: skipping the whole-server rows: %s" % why, flush=True)
+        return None
+    st = stacks.Stacks(b, args.corpora, args.seconds)
+    st.setup()
+    return st
+
+
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -382,7 +404,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=1,
                     help="nginx worker_processes = classify-serve --threads = Caddy GOMAXPROCS")
-    ap.add_argument("--only", default="", help="comma-separated row names")
+    ap.add_argument("--only", default="", help="comma-separated row names (also stacks.py's)")
+    ap.add_argument("--corpora", default=os.environ.get("CORPORA") or
+                    os.path.join(ROOT, "..", "shared", "corpora"))
     args = ap.parse_args()
     for tool in ["wrk", "nginx", "caddy", "haproxy"]:
         if shutil.which(tool) is None:
@@ -392,24 +416,30 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
 
     b = Bench(args)
-    results = {}
+    results, stack_results = {}, {}
+    only = set(args.only.split(",")) if args.only else set()
+    st = None
     load_before = os.getloadavg()
     try:
         b.setup()
-        rows = [r for r in b.rows() if not args.only or r[0] in args.only.split(",")]
+        rows = [r for r in b.rows() if not only or r[0] in only]
+        st = stack_rows(b, args, only)
         for rnd in range(args.rounds):
             print("round %d/%d" % (rnd + 1, args.rounds), flush=True)
             for name, url, conns, pids, kind in rows:
                 results.setdefault(name, []).append(b.run_one(name, url, conns, pids, kind))
+            if st:
+                st.run_round(stack_results, only)
     finally:
         b.stop_all()
         shutil.rmtree(b.tmp, ignore_errors=True)
 
     print("\nload average before %.2f, after %.2f (1 min); %d CPUs" % (
         load_before[0], os.getloadavg()[0], os.cpu_count()))
-    print("\n| row | connections | req/s (median) | req/s min-max | vs nginx-200 | p50 | p99 | "
-          "server CPU us/req | failed |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    if results:
+        print("\n| row | connections | req/s (median) | req/s min-max | vs nginx-200 | p50 | p99 | "
+              "server CPU us/req | failed |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     base = med([r["rps"] for r in results.get("nginx-200", [])]) or 0
     conns = {"nginx-200-c1000": 1000, "serve-c1000": 1000}
     summary = {}
@@ -428,11 +458,14 @@ def main():
             "%.2f" % (m["rps"] / base) if base else "-", m["p50_us"] or 0, m["p99_us"] or 0,
             m["cpu_us_per_req"], m["failed"], m["requests"],
             " (%d reloads)" % m["reloads"] if m["reloads"] else ""))
+    stack_summary, stack_bad = st.report(stack_results) if st else ({}, 0)
+    bad += stack_bad
     out_dir = os.path.join(os.path.abspath(args.build_dir), "bench-serve")
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "results.json"), "w") as f:
         json.dump({"args": vars(args), "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
-                   "rows": summary, "runs": results}, f, indent=1)
+                   "rows": summary, "runs": results,
+                   "stacks": {"rows": stack_summary, "runs": stack_results}}, f, indent=1)
     print("\nraw results: %s" % os.path.join(out_dir, "results.json"))
     return 1 if bad else 0
 
