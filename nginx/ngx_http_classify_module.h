@@ -5,6 +5,7 @@
  *   ngx_http_classify_module.c   directives, configuration, registering the
  *                                phase handlers
  *   ngx_http_classify_rules.c    rules files: loading, per-worker contexts
+ *   ngx_http_classify_state.c    the rules' state in a shared-memory zone
  *   ngx_http_classify_request.c  classifying a request, enforcing the
  *                                verdict, $classify_verdict/$classify_reason
  *   ngx_http_classify_rewrite_module.c
@@ -80,6 +81,9 @@ typedef struct {
 typedef struct {
     ngx_array_t                   rules;     /* ngx_http_classify_rules_t * */
     ngx_array_t                   named;     /* ngx_http_classify_named_t */
+    ngx_shm_zone_t               *state_zone; /* classify_state_zone */
+    clf_store                    *store;     /* this worker's handle on it
+                                                (init_process) */
 } ngx_http_classify_main_conf_t;
 
 
@@ -243,6 +247,13 @@ char *ngx_http_classify_check_trusted(ngx_conf_t *cf, ngx_str_t *value);
 ngx_int_t ngx_http_classify_init_process(ngx_cycle_t *cycle);
 void ngx_http_classify_pos_error(ngx_conf_t *cf,
     ngx_http_classify_pos_t *pos, ngx_err_t err, const char *fmt, ...);
+
+/* ngx_http_classify_state.c */
+
+char *ngx_http_classify_state_zone(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+void ngx_http_classify_state_init_worker(ngx_cycle_t *cycle,
+    ngx_http_classify_main_conf_t *cmcf);
 
 /* ngx_http_classify_request.c */
 

@@ -295,5 +295,7 @@ ngx_http_classify_init_process(ngx_cycle_t *cycle)
         ngx_http_classify_rewrite_init_worker(cycle, rulesp[i]);
     }
 
+    ngx_http_classify_state_init_worker(cycle, cmcf);
+
     return NGX_OK;
 }

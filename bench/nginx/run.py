@@ -14,6 +14,12 @@ every row alike (the tables give medians). Classifying requests:
   module-ai-robots   nginx with the module, `classify on`, bench/rules/ai_robots.clf
                      (stdlib/ai_robots.clf's check), then `return 200 "ok"`
   module-default     the same with stdlib/default.clf
+  nginx-limit-req    stock nginx, limit_req on $binary_remote_addr (a 10m zone,
+                     a rate it never reaches), then `return 200 "ok"`
+  module-rate        nginx with the module, classify_state_zone (16m) and
+                     bench/rules/rate.clf (count() per client address, a limit it
+                     never reaches), then `return 200 "ok"`: every request is one
+                     count on one key (all come from 127.0.0.1), as with limit_req
   nginx-file         stock nginx serving a 2-byte file ("ok") through
                      open_file_cache: the content-phase answer the next row needs
   auth-request-serve stock nginx, auth_request to classify-serve (stdlib/default.clf;
@@ -181,10 +187,12 @@ class Bench(serve_bench.Bench):
         module = os.path.join(self.build, "nginx", "ngx_http_classify_module.so")
         default = self.compile("stdlib/default.clf", "default")
         ai = self.compile("bench/rules/ai_robots.clf", "ai_robots")
+        rate = self.compile("bench/rules/rate.clf", "rate")
         self.expect_default = self.verdicts(default)
         self.expect_ai = self.verdicts(ai)
         P = self.ports = {k: free_port() for k in
-                          ["n200", "nai", "file", "mai", "mdef", "auth", "serve_auth", "serve_admin"]}
+                          ["n200", "nai", "file", "mai", "mdef", "auth", "serve_auth", "serve_admin",
+                           "nlim", "mrate"]}
         ok = 'location / { return 200 "ok"; }'
         os.makedirs(self.path("www"))
         with open(self.path("www", "ok"), "w") as f:
@@ -195,13 +203,19 @@ class Bench(serve_bench.Bench):
             "    server { listen 127.0.0.1:%d; location / { try_files /ok =404; } }\n" % P["file"] +
             "    server { listen 127.0.0.1:%d;\n        include %s;\n        %s\n    }\n"
             % (P["nai"], os.path.join(a.corpora, AI_ROBOTS_CONF), ok) +
+            "    limit_req_zone $binary_remote_addr zone=bench:10m rate=100000000r/s;\n" +
+            "    server { listen 127.0.0.1:%d; limit_req zone=bench burst=1000000 nodelay; %s }\n"
+            % (P["nlim"], ok) +
             self.auth_request_server(P["auth"], P["serve_auth"]))
         rw = self.rewrite
         rw.prepare()
         stock += rw.stock_servers()
         self.stock = self.start(self.nginx("stock", stock), "nginx-stock", P["n200"])
-        mod = ("    server { listen 127.0.0.1:%d; classify_rules %s; classify on; %s }\n"
+        mod = ("    classify_state_zone bench 16m;\n" +
+               "    server { listen 127.0.0.1:%d; classify_rules %s; classify on; %s }\n"
                % (P["mai"], ai, ok) +
+               "    server { listen 127.0.0.1:%d; classify_rules %s; classify on; %s }\n"
+               % (P["mrate"], rate, ok) +
                "    server { listen 127.0.0.1:%d; classify_rules %s; classify on; %s }\n"
                % (P["mdef"], default, ok) + rw.module_servers())
         self.module = self.start(self.nginx("module", mod, module), "nginx-module", P["mai"])
@@ -211,7 +225,7 @@ class Bench(serve_bench.Bench):
                                  "--listen-auth", "nginx=127.0.0.1:%d" % P["serve_auth"],
                                  "--listen-admin", "127.0.0.1:%d" % P["serve_admin"],
                                  "--threads", "1"], "serve", P["serve_admin"])
-        for p in [P["nai"], P["file"], P["mdef"], P["auth"]] + list(rw.ports.values()):
+        for p in [P["nai"], P["file"], P["mdef"], P["auth"], P["nlim"], P["mrate"]] + list(rw.ports.values()):
             wait_port(p)
         self.check()
         rw.verify()
@@ -267,6 +281,8 @@ class Bench(serve_bench.Bench):
             ("nginx-ai-robots", u(P["nai"]), stock, None, corpus),
             ("module-ai-robots", u(P["mai"]), module, self.expect_ai, corpus),
             ("module-default", u(P["mdef"]), module, self.expect_default, corpus),
+            ("nginx-limit-req", u(P["nlim"]), stock, "all-200", corpus),
+            ("module-rate", u(P["mrate"]), module, "all-200", corpus),
             ("nginx-file", u(P["file"]), stock, "all-200", corpus),
             ("auth-request-serve", u(P["auth"]), stock + serve, self.expect_default, corpus),
         ] + self.rewrite.rows(stock, [self.subs.pid], module)
@@ -331,6 +347,21 @@ def row_summary(rs, base, med):
             "p50_us": med([r["p50_us"] for r in rs]), "p99_us": med([r["p99_us"] for r in rs]),
             "cpu_us_per_req": med([r["cpu_us_per_req"] for r in rs]),
             "failed": sum(r["failed"] for r in rs), "requests": sum(r["requests"] for r in rs)}
+
+
+def compare_rows(summary, results, row, peer, med):
+    """The module's row against nginx's own way to the same end, round by
+    round (background load moves both alike), into summary and printed."""
+    pairs = list(zip(results.get(row, []), results.get(peer, [])))
+    if not pairs:
+        return
+    summary["%s_vs_%s" % (row, peer)] = cmp = {
+        "rps_ratio": med([x["rps"] / y["rps"] for x, y in pairs if y["rps"]]),
+        "cpu_delta_us": med([x["cpu_us_per_req"] - y["cpu_us_per_req"] for x, y in pairs]),
+        "rounds_cheaper": sum(1 for x, y in pairs if x["cpu_us_per_req"] < y["cpu_us_per_req"]),
+        "rounds": len(pairs)}
+    print("\n%s against %s, per round: req/s x%.3f, CPU %+.2f us/req (cheaper in %d of %d rounds)" % (
+        row, peer, cmp["rps_ratio"], cmp["cpu_delta_us"], cmp["rounds_cheaper"], cmp["rounds"]))
 
 
 def rewrite_table(results, same, med):
@@ -452,17 +483,8 @@ def main():
             m["p50_us"] or 0, m["p99_us"] or 0, m["cpu_us_per_req"],
             "%+.2f us" % m["cpu_delta_us"] if m["cpu_delta_us"] is not None else "-",
             m["rejected_pct"], m["failed"], m["requests"]))
-    a_rows, b_rows = results.get("module-ai-robots", []), results.get("nginx-ai-robots", [])
-    if a_rows and b_rows:
-        pairs = list(zip(a_rows, b_rows))
-        summary["module-ai-robots_vs_nginx-ai-robots"] = cmp = {
-            "rps_ratio": med([x["rps"] / y["rps"] for x, y in pairs if y["rps"]]),
-            "cpu_delta_us": med([x["cpu_us_per_req"] - y["cpu_us_per_req"] for x, y in pairs]),
-            "rounds_cheaper": sum(1 for x, y in pairs if x["cpu_us_per_req"] < y["cpu_us_per_req"]),
-            "rounds": len(pairs)}
-        print("\nmodule-ai-robots against nginx-ai-robots, per round: req/s x%.3f, CPU %+.2f us/req "
-              "(cheaper in %d of %d rounds)" % (cmp["rps_ratio"], cmp["cpu_delta_us"],
-                                               cmp["rounds_cheaper"], cmp["rounds"]))
+    for row, peer in (("module-ai-robots", "nginx-ai-robots"), ("module-rate", "nginx-limit-req")):
+        compare_rows(summary, results, row, peer, med)
     summary_rw, bad_rw = rewrite_table(rewrite, b.rewrite.same, med)
     summary.update(summary_rw)
     bad += bad_rw
