@@ -242,13 +242,19 @@ CLF_API clf_status clf_ctx_set_request(clf_ctx *ctx, const char *method, size_t 
     ctx->field[VM_FIELD_QUERY].s.n = query_len;
     const clf_program *p = ctx->prog;
     size_t i = 0;
-    if (!p->nhdrs && !ctx->lines) {
-        /* The program reads no header: only vm_ctx_add_header's limits,
-         * checked with the counts in registers (its stores to the context
-         * would make the compiler reload them per header). A header over
-         * a limit falls through to vm_ctx_add_header, for its message. */
+    if (!ctx->lines) {
+        /* vm_ctx_add_header's work with the counts in registers (its
+         * stores to the context would make the compiler reload them per
+         * header): the limits, and the slot of each header the program
+         * inspects. A header over a limit falls through to
+         * vm_ctx_add_header, for its message. No signature rules here:
+         * those keep every header line (ctx->lines). */
         const uint64_t max_n = p->opts.headers, max_v = p->opts.header_value_bytes,
                        max_b = p->opts.header_bytes;
+        const uint32_t nhdrs = p->nhdrs;
+        vm_hslot *slots = ctx->slots;
+        vm_hentry *entries = ctx->entries;
+        uint32_t nentries = 0; /* vm_ctx_reset emptied them */
         uint64_t bytes = 0;
         for (; i < nheaders; i++) {
             const clf_header *h = &headers[i];
@@ -257,9 +263,18 @@ CLF_API clf_status clf_ctx_set_request(clf_ctx *ctx, const char *method, size_t 
                 h->value_len > max_b - bytes - h->name_len)
                 break;
             bytes += h->name_len + h->value_len;
+            uint32_t k = nhdrs ? vm_hdr_slot(p, h->name, h->name_len) : UINT32_MAX;
+            if (k == UINT32_MAX) continue;
+            const char *v = h->value ? h->value : "";
+            if (slots[k].count++ == 0) {
+                slots[k].p = v;
+                slots[k].n = h->value_len;
+            }
+            entries[nentries++] = (vm_hentry){k, v, h->value_len}; /* i < max_n bounds it */
         }
         ctx->nheaders = i;
         ctx->header_bytes = bytes;
+        ctx->nentries = nentries;
         if (i == nheaders) return CLF_OK;
     }
     /* vm_ctx_add_header is inline: the loop is the one call's only cost */

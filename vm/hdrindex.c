@@ -20,8 +20,10 @@ clf_status vm_hdr_index_build(clf_program *p)
     while (size < 4 * n) size *= 2;
     uint32_t *index = vm_calloc(&p->opts.alloc, size, sizeof *index);
     if (!index) return CLF_E_NOMEM;
+    uint64_t lens = 0;
     for (uint32_t i = 0; i < n; i++) {
         const vm_const *k = &p->consts[p->hdrs[i]];
+        lens |= vm_hdr_len_bit(k->len);
         uint32_t at = vm_hdr_hash(k->str, k->len) & (size - 1), probe = 0;
         while (index[at]) {
             if (++probe == VM_HDR_INDEX_MAX_PROBE) {
@@ -34,5 +36,6 @@ clf_status vm_hdr_index_build(clf_program *p)
     }
     p->hdr_index = index;
     p->hdr_mask = size - 1;
+    p->hdr_lens = lens;
     return CLF_OK;
 }

@@ -199,6 +199,11 @@ struct clf_program {
      * costly: vm/hdrindex.c); then vm_hdr_slot compares with every slot. */
     uint32_t *hdr_index;
     uint32_t hdr_mask;
+    /* Built with the index: bit min(len, 63) is set for the length of
+     * every slot's name, so that vm_hdr_slot turns away a name of another
+     * length without reading its bytes (most headers of a request: a
+     * policy inspects a few names; docs/performance.md). */
+    uint64_t hdr_lens;
     vm_subject *subjects;
     uint32_t nsubjects;
     vm_pattern *patterns;

@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "write.h"
 #include "program.h" /* the header index tests look at the loaded program */
+#include "hdrindex.h" /* and at its name comparison */
 
 static int rejects(const char *cond, const char *ua)
 {
@@ -132,6 +133,44 @@ Test(semantics, header_index_tells_colliding_names_apart)
     h_result r = h_run(src, req);
     cr_assert_eq(r.status, CLF_OK);
     cr_assert_str_eq(r.reason, "all");
+}
+
+/* The name comparison eight bytes at a time gives what one byte at a
+ * time gives: for every byte value at every position of names of 1 to
+ * 24 bytes (the word loop, the overlapping last word and the byte loop),
+ * and for a program, names that differ only in length or in one byte
+ * reach no slot (the length filter and the compare). */
+Test(semantics, header_name_compare_matches_the_bytewise_rule)
+{
+    const char *base = "sec-ch-ua-platform-versi";
+    char lower[32], name[32];
+    for (size_t n = 1; n <= 24; n++) {
+        memcpy(lower, base, n);
+        for (size_t at = 0; at < n; at++)
+            for (int c = 0; c < 256; c++) {
+                memcpy(name, lower, n);
+                name[at] = (char)c;
+                int want = 1;
+                for (size_t i = 0; i < n; i++) {
+                    unsigned char x = (unsigned char)name[i];
+                    if ((x >= 'A' && x <= 'Z' ? x + 32 : x) != (unsigned char)lower[i]) want = 0;
+                }
+                cr_assert_eq(vm_hdr_name_eq(name, lower, n), want, "n %zu, byte %zu = 0x%02x", n,
+                             at, c);
+            }
+    }
+    clf_program *p = h_program("filter main(r: Request) {\n"
+                               "    if r.header(\"user-agent\") == \"x\" { reject \"ua\" }\n"
+                               "    accept\n}\n");
+    cr_assert_not_null(p->hdr_index);
+    cr_assert_eq(vm_hdr_slot(p, "User-Agent", 10), 0);
+    cr_assert_eq(vm_hdr_slot(p, "USER-AGENT", 10), 0);
+    cr_assert_eq(vm_hdr_slot(p, "User-Agent2", 11), UINT32_MAX);
+    cr_assert_eq(vm_hdr_slot(p, "User-Agen", 9), UINT32_MAX);
+    cr_assert_eq(vm_hdr_slot(p, "User_Agent", 10), UINT32_MAX);
+    cr_assert_eq(vm_hdr_slot(p, "User\rAgent", 10), UINT32_MAX);
+    cr_assert_str_eq(h_verdict_text(p, "GET /\nConnection: x\nUSER-agent: x"), "reject:ua");
+    clf_program_free(p);
 }
 
 /* 40 names of one length with the same first, middle and last byte hash
