@@ -181,7 +181,12 @@ CLF_API clf_status clf_ctx_set_time(clf_ctx *ctx, int64_t seconds)
 {
     if (!ctx) return CLF_E_INVALID;
     ctx->time = seconds;
-    ctx->time_ms = seconds * 1000;
+    /* In milliseconds for the state calls, saturated so that any second a
+     * host passes (INT64_MIN included: tests/regress/fuzz_sig_time_min.txt)
+     * has a value; the store clamps times far inside this range anyway. */
+    ctx->time_ms = seconds > INT64_MAX / 1000   ? INT64_MAX
+                   : seconds < INT64_MIN / 1000 ? INT64_MIN
+                                                : seconds * 1000;
     ctx->time_set = 1;
     return CLF_OK;
 }
