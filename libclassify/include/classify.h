@@ -547,8 +547,9 @@ CLF_API clf_status clf_ctx_set_rdns(clf_ctx *ctx, const char *name, size_t len);
  * "exp" are checked. Until it is set (and after clf_ctx_reset) the
  * verification reads the system clock (time()) when it runs. For hosts
  * that stamp requests on arrival, and for tests that must not depend on
- * the clock. Returns CLF_OK, or CLF_E_INVALID (NULL ctx). Never
- * allocates. */
+ * the clock. It is also the state calls' time (clf_ctx_set_time_ms:
+ * that second's start; any int64_t is taken, the milliseconds saturate).
+ * Returns CLF_OK, or CLF_E_INVALID (NULL ctx). Never allocates. */
 CLF_API clf_status clf_ctx_set_time(clf_ctx *ctx, int64_t seconds);
 
 /* The request's scheme ("https" or "http", as the host received it:
