@@ -13,6 +13,8 @@
  */
 #include "log_record.h"
 
+#include "hex.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,17 +177,6 @@ void nginx_format_free(nginx_format *f)
     free(f);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decodes nginx's \xHH escapes in s[0..n) in place; returns the length.
  * A backslash not starting one stays as it is. */
 static size_t unescape(char *s, size_t n)
@@ -197,7 +188,8 @@ static size_t unescape(char *s, size_t n)
     for (size_t i = o; i < n;) {
         int hi, lo;
         if (s[i] == '\\' && i + 3 < n && s[i + 1] == 'x' &&
-            (hi = hexval(s[i + 2])) >= 0 && (lo = hexval(s[i + 3])) >= 0) {
+            (hi = cm_hex_value((unsigned char)s[i + 2])) >= 0 &&
+            (lo = cm_hex_value((unsigned char)s[i + 3])) >= 0) {
             s[o++] = (char)(hi << 4 | lo);
             i += 4;
         } else {

@@ -3,6 +3,8 @@
  */
 #include "srv_redis_url.h"
 
+#include "hex.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,17 +23,6 @@ static int fail(char *err, size_t errlen, size_t at, const char *fmt, ...)
         vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
         va_end(ap);
     }
-    return -1;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
     return -1;
 }
 
@@ -60,8 +51,8 @@ static int decode(const char *s, size_t from, size_t to, char *out, size_t cap,
     for (size_t i = from; i < to; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '%') {
-            int hi = i + 2 < to ? hexval(s[i + 1]) : -1;
-            int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+            int hi = i + 2 < to ? cm_hex_value((unsigned char)s[i + 1]) : -1;
+            int lo = hi >= 0 ? cm_hex_value((unsigned char)s[i + 2]) : -1;
             if (hi < 0 || lo < 0)
                 return fail(err, errlen, i, "'%%' in the %s is not followed by two hex digits",
                             what);
@@ -122,7 +113,7 @@ static int parse_tcp(const char *s, size_t i, srv_redis_url *u, char *err, size_
     if (i < end && s[i] == '[') {
         i++;
         hs = i;
-        while (i < end && (hexval(s[i]) >= 0 || s[i] == ':' || s[i] == '.'))
+        while (i < end && (cm_hex_value((unsigned char)s[i]) >= 0 || s[i] == ':' || s[i] == '.'))
             i++;
         if (i >= end || s[i] != ']')
             return fail(err, errlen, i, "an IPv6 address in brackets must end with ']'");
