@@ -34,7 +34,7 @@ CLF_API int clf_version_number(void) { return CLF_VERSION_NUMBER; }
 CLF_API const char *clf_version_string(void) { return CLF_VERSION_STRING; }
 CLF_API uint32_t clf_format_version(void) { return VM_FORMAT_VERSION; }
 CLF_API const char *clf_matcher_name(void) { return vm_matcher_name(vm_matcher_this().lib); }
-CLF_API const char *clf_matcher_version(void) { return hs_version(); }
+CLF_API const char *clf_matcher_version(void) { return vm_matcher_version_text(); }
 
 CLF_API clf_status clf_options_new(clf_options **out)
 {

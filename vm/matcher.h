@@ -33,6 +33,13 @@ typedef struct vm_matcher {
  * and reads databases). Thread-safe. */
 VM_INTERNAL vm_matcher vm_matcher_this(void);
 
+/* hs_version() as a person reads it: "MAJOR.MINOR.PATCH" and, when the
+ * library gives one, its date ("5.4.0 2021-01-26"). Vectorscan 5.4.9 as
+ * Debian 12 ships it returns "5.4.9 )" (its build leaves the date macro
+ * empty), so whatever follows the version that is not a date is dropped.
+ * A static string, set on the first call; thread-safe. */
+VM_INTERNAL const char *vm_matcher_version_text(void);
+
 /* "Hyperscan" or "Vectorscan"; NULL for a value that is neither. */
 VM_INTERNAL const char *vm_matcher_name(uint32_t lib);
 

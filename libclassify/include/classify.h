@@ -96,9 +96,10 @@ CLF_API const char *clf_version_string(void);
 CLF_API uint32_t clf_format_version(void);
 
 /* The regex library this process runs: "Hyperscan" (Intel's) or
- * "Vectorscan" (its maintained fork), and that library's own version
- * string (hs_version(), e.g. "5.4.0 2021-01-26"). Both static, never
- * NULL. A rules file records which library built its databases; loading
+ * "Vectorscan" (its maintained fork), and that library's version:
+ * hs_version()'s "MAJOR.MINOR.PATCH" and the release date when it gives
+ * one ("5.4.0 2021-01-26"; Vectorscan 5.4.9 gives none). Both static,
+ * never NULL. A rules file records which library built its databases; loading
  * it under the other rebuilds them from the stored patterns (slower to
  * load, same verdicts: docs/format.md). Thread-safe. */
 CLF_API const char *clf_matcher_name(void);

@@ -147,6 +147,10 @@ Test(matcher, this_process)
     char want[32];
     snprintf(want, sizeof want, "%u.%u.%u", m.version >> 16, m.version >> 8 & 0xff, m.version & 0xff);
     cr_assert(strncmp(v, want, strlen(want)) == 0, "hs_version() \"%s\", read as %s", v, want);
+    /* the version, then nothing or " YYYY-MM-DD" (never Vectorscan's " )") */
+    const char *rest = v + strlen(want);
+    cr_assert(*rest == '\0' || (strlen(rest) == 11 && rest[0] == ' ' && rest[5] == '-' && rest[8] == '-'),
+              "clf_matcher_version() \"%s\" (hs_version() \"%s\")", v, hs_version());
 }
 
 Test(matcher, hyperscan_file) { check_fixture("matcher-hyperscan.bin", VM_MATCHER_HYPERSCAN); }
