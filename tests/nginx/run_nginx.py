@@ -260,7 +260,7 @@ def corpus_requests(corpora, tap):
                         raw_request(method, path + ("?" + query if query else ""), hdrs)))
         return out, "%d corpus requests (bench/workload.py, every 29th)" % len(out)
     except Exception as e:  # the corpora or PyYAML are missing
-        tap.lines.append("# corpora not usable (%s): examples/requests instead" % e)
+        tap.note("corpora not usable (%s): examples/requests instead" % e)
         d = os.path.join(ROOT, "examples", "requests")
         out = []
         for name in sorted(os.listdir(d)):

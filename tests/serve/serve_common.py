@@ -19,11 +19,19 @@ import time
 
 
 class Tap:
-    """Collects results; prints the plan first, then every line."""
+    """Collects results and prints each line as it comes, the plan last.
+
+    TAP allows the plan at the end; printing as we go means that a test
+    meson kills at its timeout still shows every result it got and so
+    where it hung (CI keeps only the log)."""
 
     def __init__(self):
         self.lines = []
         self.n = 0
+
+    def _emit(self, line):
+        self.lines.append(line)
+        print(line, flush=True)
 
     def ok(self, cond, name, diag=None, todo=None):
         """todo: a known bug (TAP "# TODO"), counted as skipped when it fails."""
@@ -31,10 +39,10 @@ class Tap:
         name = re.sub(r"\s+", " ", name).replace("#", "\\x23")
         if todo:
             name += " # TODO " + todo
-        self.lines.append("%s %d - %s" % ("ok" if cond else "not ok", self.n, name))
+        self._emit("%s %d - %s" % ("ok" if cond else "not ok", self.n, name))
         if not cond and diag:
             for line in str(diag).splitlines()[:60]:
-                self.lines.append("# " + line.encode("ascii", "backslashreplace").decode())
+                self._emit("# " + line.encode("ascii", "backslashreplace").decode())
         return cond
 
     def eq(self, got, want, name):
@@ -42,17 +50,14 @@ class Tap:
 
     def note(self, text):
         """A TAP comment line (a measurement, not a result)."""
-        self.lines.append("# " + text.encode("ascii", "backslashreplace").decode())
+        self._emit("# " + text.encode("ascii", "backslashreplace").decode())
 
     def skip(self, name, why):
         self.n += 1
-        self.lines.append("ok %d - %s # SKIP %s" % (self.n, name, why))
+        self._emit("ok %d - %s # SKIP %s" % (self.n, name, why))
 
     def done(self):
-        print("1..%d" % self.n)
-        for line in self.lines:
-            print(line)
-        sys.stdout.flush()
+        print("1..%d" % self.n, flush=True)
 
 
 def free_port():
