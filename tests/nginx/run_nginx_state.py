@@ -32,7 +32,7 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
 import run_nginx  # noqa: E402
 from run_nginx import Nginx, check_nginx_t_errors, compile_rules, find_nginx  # noqa: E402
-from serve_common import Tap, free_port, request, wait_port  # noqa: E402
+from serve_common import Tap, clear_of_window_end, free_port, request, wait_port  # noqa: E402
 
 LIMIT = 20
 HALF = 10
@@ -160,12 +160,9 @@ def main(argv):
         print("1..0 # SKIP " + why)
         return 0
     classifyc, module = os.path.abspath(argv[1]), os.path.abspath(argv[2])
-    # The rules count over a day's window, numbered from the epoch: counts
-    # that straddle midnight UTC are estimated low (docs/state.md). The
-    # test takes seconds, so it does not start in a day's last minute.
-    left = 86400 - time.time() % 86400
-    if left < 60:
-        time.sleep(left + 1)
+    # The rules count over a day's window: the test, seconds long, does
+    # not start in its last minute.
+    clear_of_window_end(86400, 60)
     d = tempfile.mkdtemp(prefix="classify-nginx-state-")
     ngx = None
     try:

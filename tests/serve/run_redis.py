@@ -37,8 +37,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_common import (Proc, Tap, compile_rules, free_port, metrics, request,  # noqa: E402
-                          start_serve, wait_port)
+from serve_common import (Proc, Tap, clear_of_window_end, compile_rules, free_port,  # noqa: E402
+                          metrics, request, start_serve, wait_port)
 
 # A day-long window: the test never straddles two windows unless it runs
 # across midnight UTC, which main() waits out.
@@ -466,9 +466,7 @@ def main():
                "redis-server is not installed (run.sh installs it)")
         t.done()
         return 0
-    left = WINDOW - time.time() % WINDOW
-    if left < 120:  # a day's window ends within the test: wait for the next
-        time.sleep(left + 1)
+    clear_of_window_end(WINDOW, 120)
     tmp = tempfile.mkdtemp(prefix="classify-serve-redis-")
     redis, a, b = None, None, None
     try:
